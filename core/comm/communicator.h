@@ -1,0 +1,72 @@
+// Communicator: the collective and point-to-point operations the runtime uses,
+// over one group of ranks. Backends: single rank (no-op), MPI, NCCL. Buffers
+// live on the backend's device. Every backend counts the payload bytes it moves.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/tensor/dtype.h"
+
+namespace ptdp {
+
+enum class ReduceOp { sum, max };
+
+// A pending non-blocking send or receive; wait() returns when it completed and
+// throws (or aborts the job) when the peer does not answer within the timeout.
+class Request {
+ public:
+  virtual ~Request() = default;
+  virtual void wait() = 0;
+  // True when the operation has completed (never blocks).
+  virtual bool test() = 0;
+};
+
+struct CommStats {
+  std::int64_t bytes = 0;  // payload bytes this rank contributed to operations
+  std::int64_t calls = 0;  // operations issued
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual std::string backend() const = 0;
+
+  // In place over `count` elements.
+  virtual void all_reduce(void* buf, std::int64_t count, DType type, ReduceOp op) = 0;
+  // recv holds size()·count elements, rank i's block at i·count.
+  virtual void all_gather(const void* send, void* recv, std::int64_t count, DType type) = 0;
+  // send holds size()·count elements; recv gets this rank's reduced block.
+  virtual void reduce_scatter(const void* send, void* recv, std::int64_t count, DType type,
+                              ReduceOp op) = 0;
+  virtual void broadcast(void* buf, std::int64_t count, DType type, int root) = 0;
+  // A host scalar reduced over the group (norms, loss sums, flags).
+  virtual double all_reduce_host(double value, ReduceOp op) = 0;
+  virtual std::unique_ptr<Request> isend(const void* buf, std::int64_t count, DType type, int peer,
+                                         int tag) = 0;
+  virtual std::unique_ptr<Request> irecv(void* buf, std::int64_t count, DType type, int peer,
+                                         int tag) = 0;
+  virtual void barrier() = 0;
+
+  // The sub-communicator of the ranks passing the same color, ordered by key.
+  // Collective over this communicator.
+  virtual std::unique_ptr<Communicator> split(int color, int key) = 0;
+
+  // Ends every process of the job with a non-zero status (a broken run must not hang).
+  [[noreturn]] virtual void abort(const std::string& why) = 0;
+
+  const CommStats& stats() const { return stats_; }
+
+ protected:
+  void count(std::int64_t bytes) {
+    stats_.bytes += bytes;
+    ++stats_.calls;
+  }
+
+ private:
+  CommStats stats_;
+};
+
+}  // namespace ptdp

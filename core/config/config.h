@@ -1,0 +1,69 @@
+// One run's configuration: model, plan, machine, optimizer; JSON in and out,
+// and validation that names every broken rule with its field.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/config/machine.h"
+#include "core/config/model.h"
+#include "core/config/plan.h"
+
+namespace ptdp {
+
+// Optimizer settings (optional "optimizer" section of a config file).
+struct OptimizerConfig {
+  double lr = 1e-3;            // AdamW learning rate (constant)
+  double beta1 = 0.9;          // first-moment decay
+  double beta2 = 0.95;         // second-moment decay
+  double eps = 1e-8;           // denominator epsilon
+  double weight_decay = 0.01;  // decoupled decay on weight matrices (not biases, layernorm)
+  double clip_grad = 1.0;      // clip the global gradient norm to this; 0 disables
+};
+
+struct Config {
+  Model model;
+  Plan plan;
+  Machine machine;
+  OptimizerConfig optimizer;
+};
+
+// One broken rule: the field it concerns ("plan.tp") and a sentence naming the rule.
+struct ConfigError {
+  std::string field;
+  std::string message;
+};
+using ConfigErrors = std::vector<ConfigError>;
+
+// Thrown by the readers when input is refused; carries every error found.
+class ConfigRefused : public std::runtime_error {
+ public:
+  explicit ConfigRefused(ConfigErrors errors);
+  const ConfigErrors& errors() const { return errors_; }
+
+ private:
+  ConfigErrors errors_;
+};
+
+// Parse a config object; unknown keys, missing fields and wrong types are errors.
+// A machine given by name is looked up in machines_dir/<name>.json.
+Config config_from_json(const nlohmann::json& j, const std::filesystem::path& machines_dir);
+Config load_config(const std::filesystem::path& file, const std::filesystem::path& machines_dir);
+Machine load_machine(const std::string& name, const std::filesystem::path& machines_dir);
+Machine machine_from_json(const nlohmann::json& j, const std::string& where);
+
+nlohmann::json to_json(const Model& m);
+nlohmann::json to_json(const Plan& p);
+nlohmann::json to_json(const Machine& m);
+nlohmann::json to_json(const OptimizerConfig& o);
+nlohmann::json to_json(const Config& c);
+
+// Every rule checkable without running. world_size > 0 also checks t·p·d against it.
+ConfigErrors validate(const Config& c, int world_size = 0);
+
+// The folder of machine profiles: $PTDP_MACHINES, else <source>/sweeps/machines.
+std::filesystem::path default_machines_dir();
+
+}  // namespace ptdp

@@ -1,0 +1,57 @@
+// Configs out to JSON: the resolved values, echoed into every result.
+#include "core/config/config.h"
+
+namespace ptdp {
+
+using nlohmann::json;
+
+json to_json(const Model& m) {
+  return {{"layers", m.layers}, {"hidden", m.hidden},   {"heads", m.heads},
+          {"seq_len", m.seq_len}, {"vocab", m.vocab}, {"ffn_hidden", m.ffn()}};
+}
+
+json to_json(const Plan& p) {
+  return {{"tp", p.tp},
+          {"pp", p.pp},
+          {"dp", p.dp},
+          {"virtual_stages", p.virtual_stages},
+          {"micro_batch", p.micro_batch},
+          {"global_batch", p.global_batch},
+          {"schedule", p.schedule},
+          {"recompute", to_string(p.recompute)},
+          {"sequence_parallel", p.sequence_parallel},
+          {"scatter_gather", p.scatter_gather},
+          {"precision", to_string(p.precision)},
+          {"seed", p.seed}};
+}
+
+namespace {
+json to_json(const Link& l) { return {{"bandwidth_gbs", l.bandwidth_gbs}, {"latency_us", l.latency_us}}; }
+}  // namespace
+
+json to_json(const Machine& m) {
+  json j = {{"name", m.name},
+            {"gpu", m.gpu},
+            {"gpus_per_node", m.gpus_per_node},
+            {"memory_bytes", m.memory_bytes},
+            {"memory_bandwidth_gbs", m.memory_bandwidth_gbs},
+            {"peak_tflops", m.peak_tflops},
+            {"intra_node", to_json(m.intra_node)},
+            {"inter_node", to_json(m.inter_node)}};
+  if (!m.sources.empty()) j["sources"] = m.sources;
+  return j;
+}
+
+json to_json(const OptimizerConfig& o) {
+  return {{"lr", o.lr},   {"beta1", o.beta1}, {"beta2", o.beta2}, {"eps", o.eps},
+          {"weight_decay", o.weight_decay}, {"clip_grad", o.clip_grad}};
+}
+
+json to_json(const Config& c) {
+  return {{"model", to_json(c.model)},
+          {"plan", to_json(c.plan)},
+          {"machine", to_json(c.machine)},
+          {"optimizer", to_json(c.optimizer)}};
+}
+
+}  // namespace ptdp

@@ -1,0 +1,125 @@
+// Strict field reader: types, ranges, missing and unknown keys, all reported.
+#include "core/config/json_fields.h"
+
+#include <limits>
+
+namespace ptdp {
+
+using nlohmann::json;
+
+JsonFields::JsonFields(const json& object, std::string path, ConfigErrors& errors)
+    : object_(object), path_(std::move(path)), errors_(errors), is_object_(object.is_object()) {
+  if (!is_object_) error(path_.empty() ? "(top level)" : path_, (path_.empty() ? "the config" : path_) +
+                                                                  " must be a JSON object");
+}
+
+void JsonFields::error(const std::string& field_name, const std::string& message) {
+  errors_.push_back({field_name, message});
+}
+
+const json* JsonFields::find(const char* key, bool required) {
+  known_.insert(key);
+  if (!is_object_) return nullptr;
+  auto it = object_.find(key);
+  if (it == object_.end()) {
+    if (required) error(field(key), field(key) + " is missing");
+    return nullptr;
+  }
+  return &*it;
+}
+
+namespace {
+
+// Converts one JSON value; returns an empty string on success, else what it must be.
+std::string convert(const json& v, int& out) {
+  if (!v.is_number_integer()) return "must be an integer";
+  const auto x = v.get<std::int64_t>();
+  if (x < std::numeric_limits<int>::min() || x > std::numeric_limits<int>::max())
+    return "is out of range for a 32-bit integer";
+  out = static_cast<int>(x);
+  return "";
+}
+std::string convert(const json& v, std::int64_t& out) {
+  if (!v.is_number_integer()) return "must be an integer";
+  out = v.get<std::int64_t>();
+  return "";
+}
+std::string convert(const json& v, std::uint64_t& out) {
+  if (!v.is_number_unsigned()) return "must be a non-negative integer";
+  out = v.get<std::uint64_t>();
+  return "";
+}
+std::string convert(const json& v, double& out) {
+  if (!v.is_number()) return "must be a number";
+  out = v.get<double>();
+  return "";
+}
+std::string convert(const json& v, bool& out) {
+  if (!v.is_boolean()) return "must be true or false";
+  out = v.get<bool>();
+  return "";
+}
+std::string convert(const json& v, std::string& out) {
+  if (!v.is_string()) return "must be a string";
+  out = v.get<std::string>();
+  return "";
+}
+template <class V>
+std::string convert(const json& v, std::map<std::string, V>& out) {
+  if (!v.is_object()) return "must be an object";
+  std::map<std::string, V> result;
+  for (const auto& [k, item] : v.items()) {
+    V value{};
+    auto why = convert(item, value);
+    if (!why.empty()) return "entry \"" + k + "\" " + why;
+    result[k] = value;
+  }
+  out = std::move(result);
+  return "";
+}
+
+}  // namespace
+
+template <class T>
+bool JsonFields::read(const char* key, T& out, bool required) {
+  const json* v = find(key, required);
+  if (v == nullptr) return !required;
+  auto why = convert(*v, out);
+  if (why.empty()) return true;
+  error(field(key), field(key) + " " + why + " (got " + v->dump() + ")");
+  return false;
+}
+
+bool JsonFields::required(const char* key, int& out) { return read(key, out, true); }
+bool JsonFields::required(const char* key, std::int64_t& out) { return read(key, out, true); }
+bool JsonFields::required(const char* key, double& out) { return read(key, out, true); }
+bool JsonFields::required(const char* key, std::string& out) { return read(key, out, true); }
+bool JsonFields::optional(const char* key, int& out) { return read(key, out, false); }
+bool JsonFields::optional(const char* key, std::int64_t& out) { return read(key, out, false); }
+bool JsonFields::optional(const char* key, std::uint64_t& out) { return read(key, out, false); }
+bool JsonFields::optional(const char* key, double& out) { return read(key, out, false); }
+bool JsonFields::optional(const char* key, bool& out) { return read(key, out, false); }
+bool JsonFields::optional(const char* key, std::string& out) { return read(key, out, false); }
+bool JsonFields::optional(const char* key, std::map<std::string, double>& out) {
+  return read(key, out, false);
+}
+bool JsonFields::optional(const char* key, std::map<std::string, std::string>& out) {
+  return read(key, out, false);
+}
+
+const json* JsonFields::object(const char* key, bool required) {
+  const json* v = find(key, required);
+  if (v != nullptr && !v->is_object()) {
+    error(field(key), field(key) + " must be a JSON object (got " + v->dump() + ")");
+    return nullptr;
+  }
+  return v;
+}
+
+void JsonFields::reject_unknown() {
+  if (!is_object_) return;
+  for (const auto& [key, value] : object_.items())
+    if (!known_.count(key)) error(field(key.c_str()), field(key.c_str()) + " is not a known field");
+}
+
+}  // namespace ptdp

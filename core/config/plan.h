@@ -1,0 +1,33 @@
+// The parallel plan: how a model is split over GPUs and how an iteration runs.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace ptdp {
+
+enum class Recompute { none, selective, full };
+enum class Precision { fp32, bf16, fp16 };
+
+struct Plan {
+  int tp = 1;              // t: tensor-parallel size (splits heads, MLP and vocabulary)
+  int pp = 1;              // p: pipeline-parallel size (splits layers into stages)
+  int dp = 1;              // d: data-parallel size (replicas over the batch)
+  int virtual_stages = 1;  // v: model chunks per pipeline rank (interleaved schedule)
+  int micro_batch = 1;     // b: sequences per micro-batch
+  int global_batch = 1;    // B: sequences per iteration, over all replicas
+  std::string schedule = "1f1b";           // pipeline schedule: gpipe | 1f1b | interleaved
+  Recompute recompute = Recompute::none;   // activation recomputation in backward
+  bool sequence_parallel = false;          // split layernorm/dropout over t along s
+  bool scatter_gather = false;             // send 1/t of boundary activations, all-gather after
+  Precision precision = Precision::bf16;   // compute type; fp32 on the CPU backend
+  std::uint64_t seed = 1;                  // weights and synthetic data are pure functions of it
+
+  int world_size() const { return tp * pp * dp; }
+  // m: micro-batches per pipeline per iteration, B / (b·d).
+  int micro_batches() const { return micro_batch * dp > 0 ? global_batch / (micro_batch * dp) : 0; }
+};
+
+std::string to_string(Recompute r);
+std::string to_string(Precision p);
+
+}  // namespace ptdp

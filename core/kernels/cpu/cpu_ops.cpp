@@ -1,0 +1,144 @@
+// CpuOps: shape checks, then the fp32 reference kernels of core/kernels/cpu.
+#include "core/kernels/cpu/cpu_ops.h"
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "core/kernels/cpu/attention.h"
+#include "core/kernels/cpu/bias.h"
+#include "core/kernels/cpu/cross_entropy.h"
+#include "core/kernels/cpu/elementwise.h"
+#include "core/kernels/cpu/embedding.h"
+#include "core/kernels/cpu/layernorm.h"
+#include "core/kernels/cpu/linear.h"
+
+namespace ptdp {
+
+namespace {
+
+void expect(bool ok, const char* op, const std::string& what) {
+  if (!ok) throw std::logic_error(std::string("cpu ") + op + ": " + what);
+}
+float* f(const Tensor& t) { return t.data<float>(); }
+const std::int32_t* ids(const Tensor& t) { return t.data<std::int32_t>(); }
+float* opt(const Tensor& t) { return t.defined() ? t.data<float>() : nullptr; }
+std::int64_t rows(const Tensor& t) { return t.numel() / t.dim(-1); }
+
+}  // namespace
+
+void CpuOps::zero(Tensor& x) { std::memset(x.raw(), 0, x.bytes()); }
+
+void CpuOps::copy(const Tensor& src, Tensor& dst) {
+  expect(src.bytes() == dst.bytes() && src.dtype() == dst.dtype(), "copy", "size or type differs");
+  std::memcpy(dst.raw(), src.raw(), src.bytes());
+}
+
+void CpuOps::upload_f32(const float* host, Tensor& dst) { std::memcpy(f(dst), host, dst.bytes()); }
+void CpuOps::download_f32(const Tensor& src, float* host) { std::memcpy(host, f(src), src.bytes()); }
+void CpuOps::upload_i32(const std::int32_t* host, Tensor& dst) {
+  std::memcpy(dst.data<std::int32_t>(), host, dst.bytes());
+}
+void CpuOps::cast(const Tensor& src, Tensor& dst) { copy(src, dst); }
+
+void CpuOps::embedding_forward(const Tensor& tokens, const Tensor& wte, std::int64_t vocab_start,
+                               Tensor& out) {
+  const std::int64_t h = wte.dim(1);
+  expect(out.numel() == tokens.numel() * h, "embedding_forward", "out is not (n, h)");
+  cpu::embedding_forward(ids(tokens), tokens.numel(), f(wte), vocab_start, wte.dim(0), h, f(out));
+}
+
+void CpuOps::embedding_backward(const Tensor& tokens, const Tensor& dout, std::int64_t vocab_start,
+                                Tensor& dwte) {
+  cpu::embedding_backward(ids(tokens), tokens.numel(), f(dout), vocab_start, dwte.dim(0), dwte.dim(1),
+                          f(dwte));
+}
+
+void CpuOps::position_forward(const Tensor& wpe, Tensor& x) {
+  expect(x.rank() == 3 && wpe.dim(0) >= x.dim(1), "position_forward", "x is not (b, s, h) with s ≤ rows of wpe");
+  cpu::position_forward(f(wpe), x.dim(0), x.dim(1), x.dim(2), f(x));
+}
+
+void CpuOps::position_backward(const Tensor& dx, Tensor& dwpe) {
+  cpu::position_backward(f(dx), dx.dim(0), dx.dim(1), dx.dim(2), f(dwpe));
+}
+
+void CpuOps::layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
+                               Tensor& mean, Tensor& rstd) {
+  expect(gamma.numel() == x.dim(-1), "layernorm_forward", "gamma is not (h)");
+  cpu::layernorm_forward(f(x), f(gamma), f(beta), rows(x), x.dim(-1), 1e-5f, f(y), f(mean), f(rstd));
+}
+
+void CpuOps::layernorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                                const Tensor& mean, const Tensor& rstd, Tensor& dx, Tensor& dgamma,
+                                Tensor& dbeta) {
+  cpu::layernorm_backward(f(dy), f(x), f(gamma), f(mean), f(rstd), rows(x), x.dim(-1), f(dx), f(dgamma),
+                          f(dbeta));
+}
+
+void CpuOps::linear_forward(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y) {
+  const std::int64_t k = w.dim(1), m = w.dim(0);
+  expect(x.dim(-1) == k && y.dim(-1) == m && rows(x) == rows(y), "linear_forward",
+         "x " + shape_string(x.shape()) + ", w " + shape_string(w.shape()) + ", y " + shape_string(y.shape()));
+  cpu::linear_forward(f(x), f(w), opt(bias), rows(x), k, m, f(y));
+}
+
+void CpuOps::linear_backward(const Tensor& dy, const Tensor& x, const Tensor& w, Tensor& dx, Tensor& dw,
+                             Tensor& dbias) {
+  cpu::linear_backward(f(dy), f(x), f(w), rows(x), w.dim(1), w.dim(0), opt(dx), f(dw), opt(dbias));
+}
+
+void CpuOps::bias_add(Tensor& y, const Tensor& bias) { cpu::bias_add(f(y), f(bias), rows(y), y.dim(-1)); }
+void CpuOps::bias_backward(const Tensor& dy, Tensor& dbias) {
+  cpu::bias_backward(f(dy), rows(dy), dy.dim(-1), f(dbias));
+}
+
+void CpuOps::gelu_forward(const Tensor& x, Tensor& y) { cpu::gelu_forward(f(x), x.numel(), f(y)); }
+void CpuOps::gelu_backward(const Tensor& dy, const Tensor& x, Tensor& dx) {
+  cpu::gelu_backward(f(dy), f(x), x.numel(), f(dx));
+}
+void CpuOps::add(const Tensor& a, const Tensor& b, Tensor& out) {
+  expect(a.numel() == b.numel() && a.numel() == out.numel(), "add", "sizes differ");
+  cpu::add(f(a), f(b), a.numel(), f(out));
+}
+void CpuOps::scale(Tensor& x, double alpha) { cpu::scale(f(x), x.numel(), static_cast<float>(alpha)); }
+double CpuOps::sum_squares(const Tensor& x) { return cpu::sum_squares(f(x), x.numel()); }
+
+Tensor CpuOps::attention_forward(const Tensor& qkv, int heads, Tensor& out) {
+  const std::int64_t b = qkv.dim(0), s = qkv.dim(1), d = qkv.dim(2) / (3 * heads);
+  expect(qkv.dim(2) == 3 * heads * d, "attention_forward", "qkv is not (b, s, 3·a·d)");
+  Tensor probs = empty({b, heads, s, s}, DType::f32);  // (b, a, s, s)
+  cpu::attention_forward(f(qkv), b, s, heads, d, f(out), f(probs));
+  return probs;
+}
+
+void CpuOps::attention_backward(const Tensor& dout, const Tensor& qkv, const Tensor& saved, int heads,
+                                Tensor& dqkv) {
+  const std::int64_t b = qkv.dim(0), s = qkv.dim(1), d = qkv.dim(2) / (3 * heads);
+  cpu::attention_backward(f(dout), f(qkv), f(saved), b, s, heads, d, f(dqkv));
+}
+
+void CpuOps::ce_row_max(const Tensor& logits, Tensor& row_max) {
+  cpu::ce_row_max(f(logits), rows(logits), logits.dim(-1), f(row_max));
+}
+void CpuOps::ce_row_sum_exp(const Tensor& logits, const Tensor& row_max, Tensor& sum_exp) {
+  cpu::ce_row_sum_exp(f(logits), rows(logits), logits.dim(-1), f(row_max), f(sum_exp));
+}
+void CpuOps::ce_target_logit(const Tensor& logits, const Tensor& targets, std::int64_t vocab_start,
+                             Tensor& target_logit) {
+  cpu::ce_target_logit(f(logits), ids(targets), rows(logits), logits.dim(-1), vocab_start, f(target_logit));
+}
+void CpuOps::ce_loss(const Tensor& row_max, const Tensor& sum_exp, const Tensor& target_logit, Tensor& loss) {
+  cpu::ce_loss(f(row_max), f(sum_exp), f(target_logit), row_max.numel(), f(loss));
+}
+void CpuOps::ce_backward(const Tensor& logits, const Tensor& targets, const Tensor& row_max,
+                         const Tensor& sum_exp, std::int64_t vocab_start, double scale, Tensor& dlogits) {
+  cpu::ce_backward(f(logits), ids(targets), f(row_max), f(sum_exp), rows(logits), logits.dim(-1), vocab_start,
+                   static_cast<float>(scale), f(dlogits));
+}
+
+void CpuOps::adamw_step(Tensor& master, const Tensor& grad, Tensor& m, Tensor& v, const AdamWParams& hp) {
+  cpu::adamw_step(f(master), f(grad), f(m), f(v), master.numel(), hp);
+}
+
+}  // namespace ptdp

@@ -1,0 +1,108 @@
+// Ops: the backend-neutral interface the model is written against. The CPU
+// backend (fp32 reference kernels) and the CUDA backend (bf16/fp16 kernels)
+// implement it, so the model, its tensor-parallel splits, recompute and the
+// schedules are one code for both. Tensors live on the backend's device.
+// Letters: n tokens (b·s), h hidden, k/m linear in/out, Vt vocabulary shard,
+// a heads on this rank, d head dim.
+#pragma once
+#include <cstdint>
+
+#include "core/kernels/cpu/adamw.h"
+#include "core/tensor/tensor.h"
+
+namespace ptdp {
+
+using AdamWParams = cpu::AdamWParams;
+
+class Ops {
+ public:
+  explicit Ops(Allocator& alloc) : alloc_(alloc) {}
+  virtual ~Ops() = default;
+  Ops(const Ops&) = delete;
+  Ops& operator=(const Ops&) = delete;
+
+  virtual Device device() const = 0;
+  // Element type of weights and activations (gradients and optimizer state are fp32).
+  virtual DType compute_dtype() const = 0;
+  virtual std::string name() const = 0;
+
+  Allocator& allocator() const { return alloc_; }
+  Tensor empty(Shape shape, DType type) const { return Tensor(alloc_, std::move(shape), type); }
+  Tensor empty(Shape shape) const { return empty(std::move(shape), compute_dtype()); }
+  Tensor zeros(Shape shape, DType type);
+  Tensor zeros(Shape shape) { return zeros(std::move(shape), compute_dtype()); }
+
+  // --- memory --------------------------------------------------------------
+  virtual void zero(Tensor& x) = 0;
+  virtual void copy(const Tensor& src, Tensor& dst) = 0;            // same dtype and size
+  virtual void upload_f32(const float* host, Tensor& dst) = 0;      // converts to dst's dtype
+  virtual void download_f32(const Tensor& src, float* host) = 0;    // converts from src's dtype
+  virtual void upload_i32(const std::int32_t* host, Tensor& dst) = 0;
+  virtual void cast(const Tensor& src, Tensor& dst) = 0;            // between float dtypes
+  virtual void synchronize() {}                                     // wait for queued work
+
+  // --- embedding (vocabulary-parallel) -------------------------------------
+  // out (n, h) = wte rows of tokens in [vocab_start, +Vt), zero rows elsewhere.
+  virtual void embedding_forward(const Tensor& tokens, const Tensor& wte, std::int64_t vocab_start,
+                                 Tensor& out) = 0;
+  // dwte (Vt, h) += scatter of dout (n, h) rows.
+  virtual void embedding_backward(const Tensor& tokens, const Tensor& dout, std::int64_t vocab_start,
+                                  Tensor& dwte) = 0;
+  // x (b, s, h) += wpe (≥s, h);  dwpe (≥s, h) += sum over b of dx.
+  virtual void position_forward(const Tensor& wpe, Tensor& x) = 0;
+  virtual void position_backward(const Tensor& dx, Tensor& dwpe) = 0;
+
+  // --- layernorm over h; mean, rstd (n) fp32 ---------------------------------
+  virtual void layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
+                                 Tensor& mean, Tensor& rstd) = 0;
+  virtual void layernorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                                  const Tensor& mean, const Tensor& rstd, Tensor& dx, Tensor& dgamma,
+                                  Tensor& dbeta) = 0;
+
+  // --- linear: y (n, m) = x (n, k) · w (m, k)ᵀ (+ bias (m) when defined) ---------
+  virtual void linear_forward(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y) = 0;
+  // dx (n, k) = dy · w when defined; dw (m, k) += dyᵀ · x; dbias (m) += Σ rows of dy when defined.
+  virtual void linear_backward(const Tensor& dy, const Tensor& x, const Tensor& w, Tensor& dx,
+                               Tensor& dw, Tensor& dbias) = 0;
+  // y (n, m) += bias (m);  dbias (m) += Σ rows of dy.
+  virtual void bias_add(Tensor& y, const Tensor& bias) = 0;
+  virtual void bias_backward(const Tensor& dy, Tensor& dbias) = 0;
+
+  // --- element-wise ----------------------------------------------------------
+  virtual void gelu_forward(const Tensor& x, Tensor& y) = 0;
+  virtual void gelu_backward(const Tensor& dy, const Tensor& x, Tensor& dx) = 0;
+  // pre = x·wᵀ + bias, y = gelu(pre): a backend may fuse the two (bias-GeLU fusion).
+  virtual void linear_gelu_forward(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& pre,
+                                   Tensor& y);
+  virtual void add(const Tensor& a, const Tensor& b, Tensor& out) = 0;  // out may alias a or b
+  virtual void scale(Tensor& x, double alpha) = 0;
+  virtual double sum_squares(const Tensor& x) = 0;                     // Σ x², in double
+
+  // --- causal self-attention core, qkv (b, s, a, 3, d) -> out (b, s, a, d) ------------
+  // Returns what the backward needs beyond qkv (probabilities on the CPU,
+  // log-sum-exp on a fused GPU kernel).
+  virtual Tensor attention_forward(const Tensor& qkv, int heads, Tensor& out) = 0;
+  virtual void attention_backward(const Tensor& dout, const Tensor& qkv, const Tensor& saved, int heads,
+                                  Tensor& dqkv) = 0;
+
+  // --- vocabulary-parallel cross-entropy pieces; logits (n, Vt), per-row (n) fp32 ------
+  virtual void ce_row_max(const Tensor& logits, Tensor& row_max) = 0;
+  virtual void ce_row_sum_exp(const Tensor& logits, const Tensor& row_max, Tensor& sum_exp) = 0;
+  virtual void ce_target_logit(const Tensor& logits, const Tensor& targets, std::int64_t vocab_start,
+                               Tensor& target_logit) = 0;
+  virtual void ce_loss(const Tensor& row_max, const Tensor& sum_exp, const Tensor& target_logit,
+                       Tensor& loss) = 0;
+  // dlogits (n, Vt) = scale · (softmax − one-hot of the target).
+  virtual void ce_backward(const Tensor& logits, const Tensor& targets, const Tensor& row_max,
+                           const Tensor& sum_exp, std::int64_t vocab_start, double scale,
+                           Tensor& dlogits) = 0;
+
+  // --- optimizer: fp32 master, grad, moments ----------------------------------
+  virtual void adamw_step(Tensor& master, const Tensor& grad, Tensor& m, Tensor& v,
+                          const AdamWParams& hp) = 0;
+
+ private:
+  Allocator& alloc_;
+};
+
+}  // namespace ptdp

@@ -1,0 +1,51 @@
+// Sample statistics, atomic JSON writes and provenance.
+#include "core/metrics/result_io.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <numeric>
+#include <stdexcept>
+
+#include "core/metrics/build_info.h"
+
+extern "C" char* openblas_get_config(void);
+
+namespace ptdp {
+
+double median(std::vector<double> s) {
+  if (s.empty()) return 0.0;
+  std::sort(s.begin(), s.end());
+  const std::size_t k = s.size() / 2;
+  return s.size() % 2 ? s[k] : 0.5 * (s[k - 1] + s[k]);
+}
+
+nlohmann::json summarize_samples(const std::vector<double>& samples) {
+  if (samples.empty())
+    return {{"median", nullptr}, {"min", nullptr}, {"max", nullptr}, {"mean", nullptr}, {"samples", samples}};
+  const auto [lo, hi] = std::minmax_element(samples.begin(), samples.end());
+  const double mean = std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(samples.size());
+  return {{"median", median(samples)}, {"min", *lo}, {"max", *hi}, {"mean", mean}, {"samples", samples}};
+}
+
+void write_json_atomic(const std::filesystem::path& path, const nlohmann::json& j, int indent) {
+  const auto dir = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
+  std::filesystem::create_directories(dir);
+  const auto tmp = dir / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()));
+  {
+    std::ofstream out(tmp);
+    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+    out << j.dump(indent) << "\n";
+    if (!out.flush()) throw std::runtime_error("cannot write " + tmp.string());
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+nlohmann::json software_info() {
+  nlohmann::json j = {{"commit", build_commit()}, {"compiler", std::string("g++ ") + __VERSION__}};
+  j["openblas"] = openblas_get_config();
+  return j;
+}
+
+}  // namespace ptdp

@@ -1,0 +1,35 @@
+// Vocabulary-parallel embedding: lookup of the local shard, all-reduce, positions.
+#include "core/model/embedding.h"
+
+#include "core/comm/tensor_collectives.h"
+
+namespace ptdp {
+
+std::unique_ptr<Param> make_word_embedding(ModelContext& ctx) {
+  return make_param(ctx.ops, "embedding.wte", {ctx.model.vocab, ctx.model.hidden}, {0, ctx.t(), ctx.tp_rank()},
+                    Init::normal, ctx.init_std(), ctx.seed(), true);
+}
+
+Embedding::Embedding(ModelContext& ctx) : ctx_(ctx), wte_(make_word_embedding(ctx)) {
+  wpe_ = make_param(ctx.ops, "embedding.wpe", {ctx.model.seq_len, ctx.model.hidden}, {}, Init::normal,
+                    ctx.init_std(), ctx.seed(), true);
+  wpe_->count_in_norm = ctx.tp_rank() == 0;
+}
+
+std::int64_t Embedding::vocab_start() const { return wte_->value.dim(0) * ctx_.tp_rank(); }
+
+Tensor Embedding::forward(const Tensor& tokens) {
+  const std::int64_t b = tokens.dim(0), s = tokens.dim(1);
+  Tensor x = ctx_.ops.empty({b, s, ctx_.model.hidden});
+  ctx_.ops.embedding_forward(tokens, wte_->value, vocab_start(), x);
+  all_reduce(ctx_.tp, x);  // rows of other shards are zero here
+  ctx_.ops.position_forward(wpe_->value, x);
+  return x;
+}
+
+void Embedding::backward(const Tensor& tokens, const Tensor& dx) {
+  ctx_.ops.embedding_backward(tokens, dx, vocab_start(), wte_->grad);
+  ctx_.ops.position_backward(dx, wpe_->grad);
+}
+
+}  // namespace ptdp

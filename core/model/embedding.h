@@ -1,0 +1,35 @@
+// Vocabulary-parallel token embedding plus learned position embedding, on the
+// first pipeline stage. Letters: b micro-batch, s sequence, h hidden, V vocabulary,
+// t tensor-parallel size.
+#pragma once
+#include <memory>
+
+#include "core/model/model_context.h"
+#include "core/model/param.h"
+
+namespace ptdp {
+
+class Embedding {
+ public:
+  explicit Embedding(ModelContext& ctx);
+
+  // x (b, s, h) from tokens (b, s) int32: each rank looks up the tokens of its
+  // vocabulary shard, the all-reduce over t sums the rows, then positions are added.
+  Tensor forward(const Tensor& tokens);
+  // Accumulates the shard's rows of dwte and dwpe from dx (b, s, h).
+  void backward(const Tensor& tokens, const Tensor& dx);
+
+  Param& word() { return *wte_; }
+  ParamList params() const { return {wte_.get(), wpe_.get()}; }
+  std::int64_t vocab_start() const;
+
+ private:
+  ModelContext& ctx_;
+  std::unique_ptr<Param> wte_;  // (V/t, h) rows [vocab_start, +V/t), tied with the output layer
+  std::unique_ptr<Param> wpe_;  // (s, h) replicated
+};
+
+// The word embedding's full shape and split, shared by the input and output layers.
+std::unique_ptr<Param> make_word_embedding(ModelContext& ctx);
+
+}  // namespace ptdp

@@ -1,0 +1,63 @@
+// Final layernorm, vocabulary-parallel logits and cross-entropy.
+#include "core/model/lm_head.h"
+
+#include "core/comm/tensor_collectives.h"
+#include "core/model/embedding.h"
+
+namespace ptdp {
+
+LmHead::LmHead(ModelContext& ctx, Param* word) : ctx_(ctx), word_(word) {
+  const std::int64_t h = ctx.model.hidden;
+  lnf_g_ = make_param(ctx.ops, "final_ln.weight", {h}, {}, Init::ones, 0, ctx.seed(), false);
+  lnf_b_ = make_param(ctx.ops, "final_ln.bias", {h}, {}, Init::zeros, 0, ctx.seed(), false);
+  lnf_g_->count_in_norm = lnf_b_->count_in_norm = ctx.tp_rank() == 0;
+  if (word_ == nullptr) {
+    own_word_ = make_word_embedding(ctx);
+    own_word_->tied_copy = true;
+    own_word_->count_in_norm = false;  // the first stage's copy is counted
+    word_ = own_word_.get();
+  }
+}
+
+ParamList LmHead::params() const {
+  ParamList list{lnf_g_.get(), lnf_b_.get()};
+  if (own_word_) list.push_back(own_word_.get());
+  return list;
+}
+
+Tensor LmHead::forward(const Tensor& x, const Tensor& targets, HeadActs& a) {
+  Ops& ops = ctx_.ops;
+  const std::int64_t n = x.dim(0) * x.dim(1), vt = word_->value.dim(0);
+  const std::int64_t vocab_start = vt * ctx_.tp_rank();
+  a.x = x;
+  a.lnf = layernorm_forward(ops, x, *lnf_g_, *lnf_b_);
+  a.logits = ops.empty({n, vt});
+  ops.linear_forward(a.lnf.y.view({n, x.dim(2)}), word_->value, Tensor{}, a.logits);
+  a.row_max = ops.empty({n}, DType::f32);
+  ops.ce_row_max(a.logits, a.row_max);
+  all_reduce(ctx_.tp, a.row_max, ReduceOp::max);
+  a.sum_exp = ops.empty({n}, DType::f32);
+  ops.ce_row_sum_exp(a.logits, a.row_max, a.sum_exp);
+  all_reduce(ctx_.tp, a.sum_exp);
+  Tensor target_logit = ops.empty({n}, DType::f32);
+  ops.ce_target_logit(a.logits, targets, vocab_start, target_logit);
+  all_reduce(ctx_.tp, target_logit);  // zero on the ranks that do not hold the target
+  Tensor loss = ops.empty({n}, DType::f32);
+  ops.ce_loss(a.row_max, a.sum_exp, target_logit, loss);
+  return loss;
+}
+
+Tensor LmHead::backward(const Tensor& targets, HeadActs& a, double grad_scale) {
+  Ops& ops = ctx_.ops;
+  const std::int64_t n = a.logits.dim(0), h = a.x.dim(2);
+  Tensor dlogits = ops.empty(a.logits.shape());
+  ops.ce_backward(a.logits, targets, a.row_max, a.sum_exp, word_->value.dim(0) * ctx_.tp_rank(), grad_scale,
+                  dlogits);
+  Tensor dlnf = ops.empty({n, h});
+  Tensor no_bias;
+  ops.linear_backward(dlogits, a.lnf.y.view({n, h}), word_->value, dlnf, word_->grad, no_bias);
+  all_reduce(ctx_.tp, dlnf);  // f: every vocabulary shard used all of lnf
+  return layernorm_backward(ops, dlnf, a.x, a.lnf, *lnf_g_, *lnf_b_);
+}
+
+}  // namespace ptdp

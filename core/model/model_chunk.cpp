@@ -1,0 +1,60 @@
+// Model chunks: per-micro-batch forward/backward with activation recompute.
+#include "core/model/model_chunk.h"
+
+namespace ptdp {
+
+ModelChunk::ModelChunk(ModelContext& ctx, const ChunkLayout& layout, Param* tied_word)
+    : ctx_(ctx), layout_(layout) {
+  if (layout.has_embedding) embedding_ = std::make_unique<Embedding>(ctx);
+  for (int i = 0; i < layout.num_layers; ++i)
+    layers_.push_back(std::make_unique<TransformerLayer>(ctx, layout.first_layer + i));
+  if (layout.has_head) {
+    Param* word = embedding_ ? &embedding_->word() : tied_word;
+    head_ = std::make_unique<LmHead>(ctx, word);
+  }
+}
+
+ParamList ModelChunk::params() const {
+  ParamList list;
+  if (embedding_) list = embedding_->params();
+  for (const auto& layer : layers_)
+    for (Param* p : layer->params()) list.push_back(p);
+  if (head_)
+    for (Param* p : head_->params()) list.push_back(p);
+  return list;
+}
+
+void ModelChunk::keep_for_backward(LayerActs& acts) {
+  if (ctx_.plan.recompute == Recompute::full) acts.drop_all_but_input();
+}
+
+Tensor ModelChunk::forward(const MicroBatch& mb, const Tensor& input, ChunkActs& acts) {
+  Tensor x = embedding_ ? embedding_->forward(mb.tokens) : input;
+  acts.input = input;
+  acts.layers.resize(layers_.size());
+  const bool keep_scores = ctx_.plan.recompute == Recompute::none;
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    x = layers_[i]->forward(x, acts.layers[i], keep_scores);
+    keep_for_backward(acts.layers[i]);
+  }
+  if (head_) return head_->forward(x, mb.targets, acts.head);
+  return x;
+}
+
+Tensor ModelChunk::backward(const MicroBatch& mb, const Tensor& dout, ChunkActs& acts, double grad_scale) {
+  Tensor dx = head_ ? head_->backward(mb.targets, acts.head, grad_scale) : dout;
+  acts.head = HeadActs{};
+  for (std::size_t i = layers_.size(); i-- > 0;) {
+    LayerActs& a = acts.layers[i];
+    if (ctx_.plan.recompute == Recompute::full) layers_[i]->forward(a.x, a, true);  // recompute
+    dx = layers_[i]->backward(dx, a);
+    a = LayerActs{};  // free this layer's activations as soon as its backward is done
+  }
+  if (embedding_) {
+    embedding_->backward(mb.tokens, dx);
+    return Tensor{};
+  }
+  return dx;
+}
+
+}  // namespace ptdp

@@ -1,0 +1,37 @@
+// Building a rank's chunks, its parameter list and its flat gradient buffer.
+#include "core/model/rank_model.h"
+
+#include <set>
+
+namespace ptdp {
+
+RankModel::RankModel(ModelContext& ctx, int pp_rank) : ctx_(ctx) {
+  Param* first_word = nullptr;
+  for (int c = 0; c < ctx.plan.virtual_stages; ++c) {
+    const ChunkLayout layout = chunk_layout(ctx.model, ctx.plan, pp_rank, c);
+    chunks_.push_back(std::make_unique<ModelChunk>(ctx, layout, first_word));
+    if (chunks_.back()->embedding()) first_word = &chunks_.back()->embedding()->word();
+  }
+  if (ctx.plan.pp > 1) {
+    for (auto& chunk : chunks_) {
+      if (chunk->embedding()) tied_word_ = &chunk->embedding()->word();
+      if (chunk->head()) tied_word_ = &chunk->head()->word();
+    }
+  }
+  collect_params();
+  grads_ = pack_grads(ctx.ops, params_);
+}
+
+void RankModel::collect_params() {
+  std::set<Param*> seen;
+  for (auto& chunk : chunks_)
+    for (Param* p : chunk->params())
+      if (seen.insert(p).second) params_.push_back(p);
+}
+
+
+void RankModel::zero_grads() { ctx_.ops.zero(grads_); }
+
+std::int64_t RankModel::num_parameters() const { return grads_.numel(); }
+
+}  // namespace ptdp

@@ -1,0 +1,137 @@
+// Forward and backward of a tensor-parallel decoder layer.
+// Forward:  ln1 = LN(x); qkv = ln1·Wqkvᵀ; attn = Attn(qkv); x2 = x + g(attn·Wprojᵀ) + bproj;
+//           ln2 = LN(x2); z = GeLU(ln2·W1ᵀ + b1); y = x2 + g(z·W2ᵀ) + b2.
+// g is the all-reduce of the row-parallel partial sums (identity in backward);
+// its conjugate f (identity forward) all-reduces the input gradient of each
+// column-parallel projection in backward.
+#include "core/model/transformer_layer.h"
+
+#include "core/comm/tensor_collectives.h"
+
+namespace ptdp {
+
+void LayerActs::drop_all_but_input() {
+  Tensor keep = x;
+  *this = LayerActs{};
+  x = keep;
+}
+
+TransformerLayer::TransformerLayer(ModelContext& ctx, int layer_index) : ctx_(ctx) {
+  const std::int64_t h = ctx.model.hidden, f = ctx.model.ffn();
+  const int t = ctx.t();
+  heads_ = ctx.model.heads / t;
+  const std::string p = "layers." + std::to_string(layer_index) + ".";
+  const ShardSpec rep{}, rows{0, t, ctx.tp_rank()}, cols{1, t, ctx.tp_rank()};
+  const auto make = [&](const char* name, Shape shape, ShardSpec shard, Init init, float std, bool decay) {
+    return make_param(ctx.ops, p + name, std::move(shape), shard, init, std, ctx.seed(), decay);
+  };
+  const float std = ctx.init_std(), out_std = ctx.residual_init_std();
+  ln1_g_ = make("ln1.weight", {h}, rep, Init::ones, 0, false);
+  ln1_b_ = make("ln1.bias", {h}, rep, Init::zeros, 0, false);
+  qkv_w_ = make("qkv.weight", {3 * h, h}, rows, Init::normal, std, true);
+  qkv_b_ = make("qkv.bias", {3 * h}, rows, Init::zeros, 0, false);
+  proj_w_ = make("proj.weight", {h, h}, cols, Init::normal, out_std, true);
+  proj_b_ = make("proj.bias", {h}, rep, Init::zeros, 0, false);
+  ln2_g_ = make("ln2.weight", {h}, rep, Init::ones, 0, false);
+  ln2_b_ = make("ln2.bias", {h}, rep, Init::zeros, 0, false);
+  fc1_w_ = make("fc1.weight", {f, h}, rows, Init::normal, std, true);
+  fc1_b_ = make("fc1.bias", {f}, rows, Init::zeros, 0, false);
+  fc2_w_ = make("fc2.weight", {h, f}, cols, Init::normal, out_std, true);
+  fc2_b_ = make("fc2.bias", {h}, rep, Init::zeros, 0, false);
+  // Replicated parameters have identical gradients on every tensor-parallel
+  // rank; only rank 0's copy counts in the global gradient norm.
+  for (Param* q : params())
+    if (q->shard.dim < 0) q->count_in_norm = ctx.tp_rank() == 0;
+}
+
+ParamList TransformerLayer::params() const {
+  return {ln1_g_.get(), ln1_b_.get(), qkv_w_.get(), qkv_b_.get(), proj_w_.get(), proj_b_.get(),
+          ln2_g_.get(), ln2_b_.get(), fc1_w_.get(), fc1_b_.get(), fc2_w_.get(), fc2_b_.get()};
+}
+
+void TransformerLayer::row_parallel_reduce(Tensor& y, const Param& bias) {
+  all_reduce(ctx_.tp, y);  // g: sum the partial products of the t shards
+  ctx_.ops.bias_add(y, bias.value);
+}
+
+Tensor TransformerLayer::attention_block(LayerActs& a, bool keep_scores) {
+  Ops& ops = ctx_.ops;
+  const std::int64_t b = a.x.dim(0), s = a.x.dim(1), h = a.x.dim(2);
+  a.ln1 = layernorm_forward(ops, a.x, *ln1_g_, *ln1_b_);
+  a.qkv = ops.empty({b, s, qkv_w_->value.dim(0)});
+  ops.linear_forward(a.ln1.y, qkv_w_->value, qkv_b_->value, a.qkv);
+  a.attn = ops.empty({b, s, proj_w_->value.dim(1)});
+  a.attn_saved = ops.attention_forward(a.qkv, heads_, a.attn);
+  if (!keep_scores) a.attn_saved = Tensor{};
+  Tensor proj = ops.empty({b, s, h});
+  ops.linear_forward(a.attn, proj_w_->value, Tensor{}, proj);
+  row_parallel_reduce(proj, *proj_b_);
+  a.x2 = ops.empty({b, s, h});
+  ops.add(a.x, proj, a.x2);
+  return a.x2;
+}
+
+Tensor TransformerLayer::mlp_block(LayerActs& a) {
+  Ops& ops = ctx_.ops;
+  const std::int64_t b = a.x.dim(0), s = a.x.dim(1), h = a.x.dim(2);
+  a.ln2 = layernorm_forward(ops, a.x2, *ln2_g_, *ln2_b_);
+  a.fc1 = ops.empty({b, s, fc1_w_->value.dim(0)});
+  a.gelu = ops.empty({b, s, fc1_w_->value.dim(0)});
+  ops.linear_gelu_forward(a.ln2.y, fc1_w_->value, fc1_b_->value, a.fc1, a.gelu);
+  Tensor y = ops.empty({b, s, h});
+  ops.linear_forward(a.gelu, fc2_w_->value, Tensor{}, y);
+  row_parallel_reduce(y, *fc2_b_);
+  ops.add(a.x2, y, y);
+  return y;
+}
+
+Tensor TransformerLayer::forward(const Tensor& x, LayerActs& acts, bool keep_scores) {
+  acts.x = x;
+  attention_block(acts, keep_scores);
+  return mlp_block(acts);
+}
+
+// dy (b, s, h) -> gradient at x2 (b, s, h), including the residual path.
+Tensor TransformerLayer::mlp_backward(const Tensor& dy, LayerActs& a) {
+  Ops& ops = ctx_.ops;
+  ops.bias_backward(dy, fc2_b_->grad);
+  Tensor dgelu = ops.empty(a.gelu.shape());
+  Tensor no_bias;  // row-parallel bias: its gradient came from dy above
+  ops.linear_backward(dy, a.gelu, fc2_w_->value, dgelu, fc2_w_->grad, no_bias);
+  Tensor dfc1 = ops.empty(a.fc1.shape());
+  ops.gelu_backward(dgelu, a.fc1, dfc1);
+  Tensor dln2 = ops.empty(a.ln2.y.shape());
+  ops.linear_backward(dfc1, a.ln2.y, fc1_w_->value, dln2, fc1_w_->grad, fc1_b_->grad);
+  all_reduce(ctx_.tp, dln2);  // f: each shard saw all of ln2
+  Tensor dx2 = layernorm_backward(ops, dln2, a.x2, a.ln2, *ln2_g_, *ln2_b_);
+  ops.add(dx2, dy, dx2);
+  return dx2;
+}
+
+// dx2 (b, s, h) -> gradient at x (b, s, h), including the residual path.
+Tensor TransformerLayer::attention_backward(const Tensor& dx2, LayerActs& a) {
+  Ops& ops = ctx_.ops;
+  ops.bias_backward(dx2, proj_b_->grad);
+  Tensor dattn = ops.empty(a.attn.shape());
+  Tensor no_bias;  // row-parallel bias, as above
+  ops.linear_backward(dx2, a.attn, proj_w_->value, dattn, proj_w_->grad, no_bias);
+  if (!a.attn_saved.defined()) {  // selective recompute: rebuild the attention state
+    Tensor again = ops.empty(a.attn.shape());
+    a.attn_saved = ops.attention_forward(a.qkv, heads_, again);
+  }
+  Tensor dqkv = ops.empty(a.qkv.shape());
+  ops.attention_backward(dattn, a.qkv, a.attn_saved, heads_, dqkv);
+  Tensor dln1 = ops.empty(a.ln1.y.shape());
+  ops.linear_backward(dqkv, a.ln1.y, qkv_w_->value, dln1, qkv_w_->grad, qkv_b_->grad);
+  all_reduce(ctx_.tp, dln1);  // f
+  Tensor dx = layernorm_backward(ops, dln1, a.x, a.ln1, *ln1_g_, *ln1_b_);
+  ops.add(dx, dx2, dx);
+  return dx;
+}
+
+Tensor TransformerLayer::backward(const Tensor& dy, LayerActs& acts) {
+  Tensor dx2 = mlp_backward(dy, acts);
+  return attention_backward(dx2, acts);
+}
+
+}  // namespace ptdp

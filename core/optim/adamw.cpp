@@ -1,0 +1,41 @@
+// AdamW: state allocation and the per-parameter update.
+#include "core/optim/adamw.h"
+
+namespace ptdp {
+
+AdamW::AdamW(Ops& ops, const ParamList& params, const OptimizerConfig& cfg) : ops_(ops), cfg_(cfg) {
+  for (Param* p : params) {
+    State s{p, p->value, ops.zeros(p->value.shape(), DType::f32), ops.zeros(p->value.shape(), DType::f32)};
+    if (p->value.dtype() != DType::f32) {
+      s.master = ops.empty(p->value.shape(), DType::f32);
+      ops.cast(p->value, s.master);
+    }
+    states_.push_back(std::move(s));
+  }
+}
+
+void AdamW::step() {
+  ++step_;
+  AdamWParams hp;
+  hp.lr = static_cast<float>(cfg_.lr);
+  hp.beta1 = static_cast<float>(cfg_.beta1);
+  hp.beta2 = static_cast<float>(cfg_.beta2);
+  hp.eps = static_cast<float>(cfg_.eps);
+  hp.step = step_;
+  for (State& s : states_) {
+    hp.weight_decay = s.param->weight_decay ? static_cast<float>(cfg_.weight_decay) : 0.0f;
+    ops_.adamw_step(s.master, s.param->grad, s.m, s.v, hp);
+    if (s.master.raw() != s.param->value.raw()) ops_.cast(s.master, s.param->value);
+  }
+}
+
+std::int64_t AdamW::state_bytes() const {
+  std::int64_t bytes = 0;
+  for (const State& s : states_) {
+    bytes += static_cast<std::int64_t>(s.m.bytes() + s.v.bytes());
+    if (s.master.raw() != s.param->value.raw()) bytes += static_cast<std::int64_t>(s.master.bytes());
+  }
+  return bytes;
+}
+
+}  // namespace ptdp

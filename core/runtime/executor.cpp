@@ -1,0 +1,156 @@
+// Executor: instruction dispatch, point-to-point transfers with optional
+// scatter/gather, micro-batch data, and the end-of-iteration steps.
+#include "core/runtime/executor.h"
+
+#include <chrono>
+#include <stdexcept>
+
+#include "core/comm/tensor_collectives.h"
+#include "core/optim/grad_clip.h"
+#include "core/optim/grad_reduce.h"
+
+namespace ptdp {
+
+namespace {
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+Executor::Executor(const Config& cfg, Ops& ops, RankModel& model, AdamW& optimizer, ProcessGroups& groups,
+                   const TokenSource& data)
+    : cfg_(cfg), ops_(ops), model_(model), optimizer_(optimizer), groups_(groups), data_(data) {}
+
+IterationResult Executor::run(const Program& program, std::int64_t first_sample) {
+  first_sample_ = first_sample;
+  model_.zero_grads();
+  IterationResult result;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const Instr& in : program) {
+    const double start = seconds_since(t0);
+    execute(in, result);
+    ops_.synchronize();
+    result.timeline.push_back({groups_.world_rank, in, start, seconds_since(t0)});
+    drain_sends(false);
+  }
+  drain_sends(true);
+  slots_.clear();
+  batches_.clear();
+  return result;
+}
+
+void Executor::execute(const Instr& in, IterationResult& result) {
+  const int vs = in.chunk * cfg_.plan.pp + groups_.coord.pp;  // this chunk's virtual stage
+  switch (in.op) {
+    case Op::recv_forward: slot(in.mb, in.chunk).input = receive(in, tag(false, vs, in.mb)); break;
+    case Op::forward: forward(in, result); break;
+    case Op::send_forward:  // to virtual stage vs + 1
+      send(in, slot(in.mb, in.chunk).output, tag(false, vs + 1, in.mb));
+      slot(in.mb, in.chunk).output = Tensor{};
+      break;
+    case Op::recv_backward: slot(in.mb, in.chunk).dout = receive(in, tag(true, vs, in.mb)); break;
+    case Op::backward: backward(in); break;
+    case Op::send_backward:  // to virtual stage vs - 1
+      send(in, slot(in.mb, in.chunk).dinput, tag(true, vs - 1, in.mb));
+      slots_.erase({in.mb, in.chunk});
+      break;
+    case Op::reduce_tied: reduce_tied_embedding(model_.tied_word(), *groups_.embedding); break;
+    case Op::reduce_grads: reduce_data_parallel(model_.grad_buffer(), *groups_.dp); break;
+    case Op::optimizer_step: optimizer_step(result); break;
+  }
+}
+
+void Executor::forward(const Instr& in, IterationResult& result) {
+  Slot& s = slot(in.mb, in.chunk);
+  ModelChunk& chunk = model_.chunk(in.chunk);
+  const bool needs_data = chunk.layout().has_embedding || chunk.layout().has_head;
+  static const MicroBatch kNone{};
+  Tensor out = chunk.forward(needs_data ? micro_batch(in.mb) : kNone, s.input, s.acts);
+  if (!chunk.layout().has_head) {
+    s.output = out;
+    return;
+  }
+  std::vector<float> losses(static_cast<std::size_t>(out.numel()));
+  ops_.download_f32(out, losses.data());
+  for (float l : losses) result.loss_sum += l;
+  result.loss_tokens += out.numel();
+}
+
+void Executor::backward(const Instr& in) {
+  Slot& s = slot(in.mb, in.chunk);
+  ModelChunk& chunk = model_.chunk(in.chunk);
+  const bool needs_data = chunk.layout().has_embedding || chunk.layout().has_head;
+  static const MicroBatch kNone{};
+  const Plan& p = cfg_.plan;
+  // Loss = mean over the B·s tokens of the iteration: each micro-batch's token
+  // sum enters with 1/(b·s·m·d); the data-parallel all-reduce then sums.
+  const double grad_scale = 1.0 / (static_cast<double>(p.micro_batch) * cfg_.model.seq_len * p.micro_batches() * p.dp);
+  s.dinput = chunk.backward(needs_data ? micro_batch(in.mb) : kNone, s.dout, s.acts, grad_scale);
+  s.acts = ChunkActs{};
+  s.input = s.dout = Tensor{};
+  if (!s.dinput.defined()) slots_.erase({in.mb, in.chunk});
+}
+
+int Executor::tag(bool gradient, int virtual_stage, int mb) const {
+  return 2 * (virtual_stage * cfg_.plan.micro_batches() + mb) + (gradient ? 1 : 0);
+}
+
+Tensor Executor::receive(const Instr& in, int message_tag) {
+  const Model& m = cfg_.model;
+  Tensor x = ops_.empty({cfg_.plan.micro_batch, m.seq_len, m.hidden});
+  Communicator& tp = *groups_.tp;
+  if (cfg_.plan.scatter_gather && tp.size() > 1) {  // receive 1/t, all-gather over the tensor group
+    Tensor piece = ops_.empty({x.numel() / tp.size()});
+    groups_.pp->irecv(piece.raw(), piece.numel(), piece.dtype(), in.peer, message_tag)->wait();
+    all_gather(tp, piece, x);
+    return x;
+  }
+  groups_.pp->irecv(x.raw(), x.numel(), x.dtype(), in.peer, message_tag)->wait();
+  return x;
+}
+
+void Executor::send(const Instr& in, const Tensor& x, int message_tag) {
+  if (!x.defined()) throw std::logic_error("send of " + to_string(in) + " before its tensor exists");
+  Communicator& tp = *groups_.tp;
+  Tensor payload = x;
+  if (cfg_.plan.scatter_gather && tp.size() > 1) {  // send this tensor rank's 1/t only
+    const std::int64_t piece = x.numel() / tp.size();
+    payload = x.view({x.numel()}).rows(tp.rank() * piece, piece);
+  }
+  sends_.push_back({groups_.pp->isend(payload.raw(), payload.numel(), payload.dtype(), in.peer, message_tag), payload});
+}
+
+void Executor::drain_sends(bool wait_all) {
+  std::vector<PendingSend> open;
+  for (auto& s : sends_) {
+    if (wait_all) s.request->wait();
+    else if (!s.request->test()) open.push_back(std::move(s));
+  }
+  sends_ = std::move(open);
+}
+
+void Executor::optimizer_step(IterationResult& result) {
+  result.grad_norm = clip_grad_norm(ops_, model_.params(), *groups_.model_parallel, cfg_.optimizer.clip_grad);
+  optimizer_.step();
+}
+
+const MicroBatch& Executor::micro_batch(int mb) {
+  auto it = batches_.find(mb);
+  if (it != batches_.end()) return it->second;
+  const Plan& p = cfg_.plan;
+  const int b = p.micro_batch, s = cfg_.model.seq_len;
+  const std::int64_t first =
+      first_sample_ + static_cast<std::int64_t>(groups_.coord.dp) * (p.global_batch / p.dp) + static_cast<std::int64_t>(mb) * b;
+  std::vector<std::int32_t> sample(static_cast<std::size_t>(s) + 1), tokens, targets;
+  for (int i = 0; i < b; ++i) {
+    data_.sample(first + i, s, sample.data());
+    tokens.insert(tokens.end(), sample.begin(), sample.end() - 1);
+    targets.insert(targets.end(), sample.begin() + 1, sample.end());
+  }
+  MicroBatch batch{ops_.empty({b, s}, DType::i32), ops_.empty({b, s}, DType::i32)};
+  ops_.upload_i32(tokens.data(), batch.tokens);
+  ops_.upload_i32(targets.data(), batch.targets);
+  return batches_.emplace(mb, std::move(batch)).first->second;
+}
+
+}  // namespace ptdp

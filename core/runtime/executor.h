@@ -1,0 +1,71 @@
+// The executor: runs one rank's instruction list for one iteration on its model
+// chunks, with real transfers between pipeline stages (activations forward,
+// gradients backward; optionally scatter/gather over the tensor-parallel group),
+// then the gradient reductions and the optimizer step. Every instruction's start
+// and end go to the timeline.
+#pragma once
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "core/comm/process_groups.h"
+#include "core/config/config.h"
+#include "core/data/token_source.h"
+#include "core/metrics/timeline.h"
+#include "core/model/rank_model.h"
+#include "core/optim/adamw.h"
+#include "core/schedule/instruction.h"
+
+namespace ptdp {
+
+struct IterationResult {
+  double loss_sum = 0;         // Σ per-token losses this rank computed (last stage), else 0
+  std::int64_t loss_tokens = 0;
+  double grad_norm = 0;        // global, before clipping
+  Timeline timeline;           // this rank's instructions, seconds from the iteration start
+};
+
+class Executor {
+ public:
+  Executor(const Config& cfg, Ops& ops, RankModel& model, AdamW& optimizer, ProcessGroups& groups,
+           const TokenSource& data);
+
+  // Runs `program` for the iteration whose first global sample is `first_sample`.
+  IterationResult run(const Program& program, std::int64_t first_sample);
+
+ private:
+  // What one (micro-batch, chunk) holds between instructions.
+  struct Slot {
+    ChunkActs acts;
+    Tensor input, output, dout, dinput;  // (b, s, h) each
+  };
+  struct PendingSend {
+    std::unique_ptr<Request> request;
+    Tensor buffer;  // kept alive until the send completed
+  };
+
+  void execute(const Instr& in, IterationResult& result);
+  void forward(const Instr& in, IterationResult& result);
+  void backward(const Instr& in);
+  Tensor receive(const Instr& in, int tag);
+  void send(const Instr& in, const Tensor& x, int tag);
+  void drain_sends(bool wait_all);
+  void optimizer_step(IterationResult& result);
+  const MicroBatch& micro_batch(int mb);
+  Slot& slot(int mb, int chunk) { return slots_[{mb, chunk}]; }
+  int tag(bool gradient, int virtual_stage, int mb) const;
+
+  const Config& cfg_;
+  Ops& ops_;
+  RankModel& model_;
+  AdamW& optimizer_;
+  ProcessGroups& groups_;
+  const TokenSource& data_;
+  std::int64_t first_sample_ = 0;
+  std::map<std::pair<int, int>, Slot> slots_;
+  std::map<int, MicroBatch> batches_;
+  std::vector<PendingSend> sends_;
+};
+
+}  // namespace ptdp

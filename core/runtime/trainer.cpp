@@ -1,0 +1,36 @@
+// Trainer: construction of the rank's pieces and the iteration loop body.
+#include "core/runtime/trainer.h"
+
+#include <chrono>
+
+#include "core/schedule/registry.h"
+
+namespace ptdp {
+
+Trainer::Trainer(const Config& cfg, Ops& ops, ProcessGroups& groups, const TokenSource& data)
+    : cfg_(cfg), ops_(ops), groups_(groups), ctx_{ops, *groups.tp, cfg.model, cfg.plan} {
+  model_ = std::make_unique<RankModel>(ctx_, groups.coord.pp);
+  optimizer_ = std::make_unique<AdamW>(ops, model_->params(), cfg.optimizer);
+  executor_ = std::make_unique<Executor>(cfg, ops, *model_, *optimizer_, groups, data);
+  const ScheduleSpec spec{cfg.plan.pp, cfg.plan.micro_batches(), cfg.plan.virtual_stages, groups.coord.pp};
+  program_ = build_program(cfg.plan.schedule, spec);
+}
+
+IterationRecord Trainer::step(int iteration) {
+  groups_.world->barrier();
+  const auto t0 = std::chrono::steady_clock::now();
+  IterationResult r = executor_->run(program_, static_cast<std::int64_t>(iteration) * cfg_.plan.global_batch);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  last_timeline_ = std::move(r.timeline);
+  IterationRecord rec;
+  rec.seconds = groups_.world->all_reduce_host(seconds, ReduceOp::max);
+  // Every tensor-parallel rank of the last stage holds the same losses: count rank 0's.
+  const bool counts = groups_.last_stage() && groups_.coord.tp == 0;
+  const double loss_sum = groups_.world->all_reduce_host(counts ? r.loss_sum : 0.0, ReduceOp::sum);
+  const double tokens = static_cast<double>(cfg_.plan.global_batch) * cfg_.model.seq_len;
+  rec.loss = loss_sum / tokens;
+  rec.grad_norm = r.grad_norm;
+  return rec;
+}
+
+}  // namespace ptdp

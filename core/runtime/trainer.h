@@ -1,0 +1,40 @@
+// The trainer: builds this rank's model, optimizer and instruction list from a
+// validated config, and runs iterations. Collective over all ranks of `groups`.
+#pragma once
+#include <memory>
+
+#include "core/runtime/executor.h"
+
+namespace ptdp {
+
+struct IterationRecord {
+  double seconds = 0;    // slowest rank's wall time for the iteration
+  double loss = 0;       // mean loss over the global batch's tokens
+  double grad_norm = 0;  // global gradient norm before clipping
+};
+
+class Trainer {
+ public:
+  Trainer(const Config& cfg, Ops& ops, ProcessGroups& groups, const TokenSource& data);
+
+  // Runs iteration `iteration` (0-based; its samples start at iteration·B).
+  IterationRecord step(int iteration);
+
+  const Timeline& last_timeline() const { return last_timeline_; }
+  const Program& program() const { return program_; }
+  RankModel& model() { return *model_; }
+  const AdamW& optimizer() const { return *optimizer_; }
+
+ private:
+  const Config& cfg_;
+  Ops& ops_;
+  ProcessGroups& groups_;
+  ModelContext ctx_;
+  std::unique_ptr<RankModel> model_;
+  std::unique_ptr<AdamW> optimizer_;
+  std::unique_ptr<Executor> executor_;
+  Program program_;
+  Timeline last_timeline_;
+};
+
+}  // namespace ptdp

@@ -1,0 +1,62 @@
+// Instruction names and the shared pieces every schedule builder uses.
+#include "core/schedule/instruction.h"
+
+namespace ptdp {
+
+std::string op_name(Op op) {
+  switch (op) {
+    case Op::recv_forward: return "recv_forward";
+    case Op::forward: return "F";
+    case Op::send_forward: return "send_forward";
+    case Op::recv_backward: return "recv_backward";
+    case Op::backward: return "B";
+    case Op::send_backward: return "send_backward";
+    case Op::reduce_tied: return "reduce_tied";
+    case Op::reduce_grads: return "reduce_grads";
+    case Op::optimizer_step: return "optimizer_step";
+  }
+  return "?";
+}
+
+std::string to_string(const Instr& i) {
+  std::string s = op_name(i.op);
+  if (i.mb >= 0) s += "(" + std::to_string(i.mb) + "," + std::to_string(i.chunk) + ")";
+  if (i.peer >= 0) s += (i.op == Op::send_forward || i.op == Op::send_backward ? "->" : "<-") + std::to_string(i.peer);
+  return s;
+}
+
+bool is_compute(Op op) { return op == Op::forward || op == Op::backward; }
+
+StagePos next_stage(const ScheduleSpec& s, int rank, int chunk) {
+  if (rank + 1 < s.p) return {rank + 1, chunk};
+  if (chunk + 1 < s.v) return {0, chunk + 1};
+  return {};
+}
+
+StagePos prev_stage(const ScheduleSpec& s, int rank, int chunk) {
+  if (rank > 0) return {rank - 1, chunk};
+  if (chunk > 0) return {s.p - 1, chunk - 1};
+  return {};
+}
+
+void append_forward(Program& prog, const ScheduleSpec& s, int mb, int chunk) {
+  const StagePos prev = prev_stage(s, s.rank, chunk), next = next_stage(s, s.rank, chunk);
+  if (prev.valid()) prog.push_back({Op::recv_forward, mb, chunk, prev.rank});
+  prog.push_back({Op::forward, mb, chunk});
+  if (next.valid()) prog.push_back({Op::send_forward, mb, chunk, next.rank});
+}
+
+void append_backward(Program& prog, const ScheduleSpec& s, int mb, int chunk) {
+  const StagePos prev = prev_stage(s, s.rank, chunk), next = next_stage(s, s.rank, chunk);
+  if (next.valid()) prog.push_back({Op::recv_backward, mb, chunk, next.rank});
+  prog.push_back({Op::backward, mb, chunk});
+  if (prev.valid()) prog.push_back({Op::send_backward, mb, chunk, prev.rank});
+}
+
+void append_step(Program& prog, const ScheduleSpec& s) {
+  if (s.p > 1 && (s.rank == 0 || s.rank == s.p - 1)) prog.push_back({Op::reduce_tied});
+  prog.push_back({Op::reduce_grads});
+  prog.push_back({Op::optimizer_step});
+}
+
+}  // namespace ptdp

@@ -1,0 +1,40 @@
+// The schedule table, filled by each schedule file's static registration.
+#include "core/schedule/registry.h"
+
+#include <map>
+#include <stdexcept>
+
+namespace ptdp {
+
+namespace {
+std::map<std::string, ScheduleInfo>& table() {
+  static std::map<std::string, ScheduleInfo> schedules;  // constant after static initialisation
+  return schedules;
+}
+}  // namespace
+
+ScheduleRegistration::ScheduleRegistration(ScheduleInfo info) {
+  const std::string name = info.name;
+  table().emplace(name, std::move(info));
+}
+
+const ScheduleInfo* find_schedule(const std::string& name) {
+  auto it = table().find(name);
+  return it == table().end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> schedule_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, info] : table()) names.push_back(name);
+  return names;
+}
+
+Program build_program(const std::string& schedule, const ScheduleSpec& spec) {
+  const ScheduleInfo* info = find_schedule(schedule);
+  if (info == nullptr) throw std::invalid_argument("unknown schedule \"" + schedule + "\"");
+  Program prog = info->build(spec);
+  append_step(prog, spec);
+  return prog;
+}
+
+}  // namespace ptdp

@@ -1,0 +1,35 @@
+// Schedules by name. Each schedule is one file that registers its builder with
+// a static ScheduleRegistration; adding a schedule touches nothing else.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/schedule/instruction.h"
+
+namespace ptdp {
+
+// Builds the pipeline phase of one rank's program (append_step is added by build_program).
+using ScheduleBuilder = std::function<Program(const ScheduleSpec&)>;
+
+struct ScheduleInfo {
+  std::string name;
+  std::string description;
+  ScheduleBuilder build;
+  bool interleaved = false;  // supports v > 1 (and then needs m a multiple of p)
+};
+
+struct ScheduleRegistration {
+  explicit ScheduleRegistration(ScheduleInfo info);
+};
+
+// nullptr when no schedule has that name.
+const ScheduleInfo* find_schedule(const std::string& name);
+std::vector<std::string> schedule_names();
+
+// The whole iteration of one rank: the schedule's pipeline phase, then the
+// gradient reductions and the optimizer step. Throws std::invalid_argument for
+// an unknown name.
+Program build_program(const std::string& schedule, const ScheduleSpec& spec);
+
+}  // namespace ptdp

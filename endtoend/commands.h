@@ -1,0 +1,22 @@
+// The subcommands of `ptdp`, each registered on the CLI11 app and run by main.
+// Exit status: 0 success, 1 a failure while running, 2 input refused.
+#pragma once
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace ptdp::cli {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitRefused = 2;
+
+// A subcommand registered on the app, and how to run it once parsed.
+struct Command {
+  CLI::App* sub = nullptr;
+  std::function<int()> run;
+};
+
+Command add_train_command(CLI::App& app);
+
+}  // namespace ptdp::cli

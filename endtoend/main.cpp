@@ -1,0 +1,25 @@
+// ptdp: benchmark and scaling-study suite for 3D-parallel GPT training.
+#include <cstdio>
+#include <exception>
+#include <vector>
+
+#include "core/metrics/build_info.h"
+#include "endtoend/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"ptdp: 3D-parallel (tensor, pipeline, data) GPT training benchmarks and projections.\n"
+               "Reproduces Narayanan et al., SC'21 (Megatron-LM). Exit status: 0 success, "
+               "1 failure while running, 2 input refused."};
+  app.set_version_flag("--version", std::string("ptdp ") + ptdp::build_commit());
+  app.require_subcommand(1);
+  const std::vector<ptdp::cli::Command> commands = {ptdp::cli::add_train_command(app)};
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : ptdp::cli::kExitRefused;
+  }
+  for (const auto& c : commands)
+    if (c.sub->parsed()) return c.run();
+  return ptdp::cli::kExitRefused;
+}

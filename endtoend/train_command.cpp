@@ -1,0 +1,83 @@
+// `ptdp train`: checks every input before any work, trains, reports one line per
+// iteration on rank 0, and writes the measured result JSON (and a trace).
+#include <cstdio>
+#include <memory>
+
+#include "core/comm/single_rank.h"
+#include "core/config/config.h"
+#include "endtoend/commands.h"
+#include "endtoend/train_run.h"
+
+namespace ptdp::cli {
+
+namespace {
+
+// Input problems beyond the config's own rules: options and device.
+ConfigErrors check_train_args(const TrainArgs& a, const Config& cfg) {
+  ConfigErrors e;
+  if (a.iterations < 1) e.push_back({"--iterations", "--iterations must be at least 1"});
+  if (a.warmup < 0 || a.warmup >= a.iterations)
+    e.push_back({"--warmup", "--warmup=" + std::to_string(a.warmup) + " must be in [0, --iterations) so that some "
+                             "iterations are timed"});
+  if (a.device != "cpu")
+    e.push_back({"--device", "--device=" + a.device + " is not available in this build (cpu only)"});
+  if (a.device == "cpu" && cfg.plan.precision != Precision::fp32)
+    e.push_back({"plan.precision", "plan.precision=" + to_string(cfg.plan.precision) +
+                                       " is not supported on --device cpu (the CPU backend is fp32)"});
+  if (!a.data.empty() && cfg.model.vocab < 256)
+    e.push_back({"model.vocab", "--data trains on bytes: model.vocab=" + std::to_string(cfg.model.vocab) +
+                                    " must be at least 256"});
+  return e;
+}
+
+void print_refused(const ConfigErrors& errors, bool root) {
+  if (!root) return;
+  std::fprintf(stderr, "ptdp train: input refused (%zu problem%s):\n", errors.size(), errors.size() == 1 ? "" : "s");
+  for (const auto& e : errors) std::fprintf(stderr, "  %s: %s\n", e.field.c_str(), e.message.c_str());
+}
+
+int run(const TrainArgs& args) {
+  auto world = std::make_unique<SingleRankCommunicator>();
+  const bool root = world->rank() == 0;
+  Config cfg;
+  try {
+    cfg = load_config(args.config, default_machines_dir());
+  } catch (const ConfigRefused& e) {
+    print_refused(e.errors(), root);
+    return kExitRefused;
+  }
+  ConfigErrors errors = validate(cfg, world->size());
+  for (auto& e : check_train_args(args, cfg)) errors.push_back(std::move(e));
+  if (!errors.empty()) {
+    print_refused(errors, root);
+    return kExitRefused;
+  }
+  try {
+    return train_and_report(cfg, args, *world);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ptdp train: rank %d: %s\n", world->rank(), e.what());
+    return kExitFailed;
+  }
+}
+
+}  // namespace
+
+Command add_train_command(CLI::App& app) {
+  auto args = std::make_shared<TrainArgs>();
+  CLI::App* sub = app.add_subcommand("train", "Train a GPT for real and write a measured result JSON.\n"
+                                              "Multi-rank: mpirun -np N ptdp train --config FILE (N = tp·pp·dp).");
+  sub->add_option("--config", args->config, "Config JSON: {\"model\", \"plan\", \"machine\", \"optimizer\"}")
+      ->required()
+      ->check(CLI::ExistingFile);
+  sub->add_option("--iterations", args->iterations, "Iterations to run, warm-up included")->capture_default_str();
+  sub->add_option("--warmup", args->warmup, "Leading iterations left out of the timing statistics")
+      ->capture_default_str();
+  sub->add_option("--device", args->device, "Backend: cpu (fp32)")->capture_default_str();
+  sub->add_option("--out", args->out, "Write the result JSON here (atomically; nothing on failure)");
+  sub->add_option("--data", args->data, "Train on this text file as bytes (vocab 256) instead of synthetic tokens")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--trace", args->trace, "Write a Chrome trace of the last iteration (a track per rank)");
+  return {sub, [args] { return run(*args); }};
+}
+
+}  // namespace ptdp::cli

@@ -1,0 +1,109 @@
+// `ptdp train` end to end: the result JSON and its fields, the trace, and
+// refused input (exit 2, every field named, no file left behind).
+#include <gtest/gtest.h>
+
+#include "tests/unit/cli_test_util.h"
+
+namespace ptdp {
+namespace {
+
+using test::ScratchDir;
+
+TEST(CliTrain, WritesAMeasuredResultWithFallingLoss) {
+  ScratchDir dir("train");
+  const auto config = dir.write("tiny.json", test::tiny_config_json().dump());
+  const auto r = test::run_command(test::ptdp_cli() + " train --config " + config.string() +
+                                       " --iterations 20 --warmup 2 --out r.json --trace t.json",
+                                   dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("iter   20/20"), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(test::read_file(dir.path() / "r.json"));
+  EXPECT_EQ(j["schema"], "ptdp.result/1");
+  EXPECT_EQ(j["mode"], "measured");
+  EXPECT_EQ(j["model"]["ffn_hidden"], 256);
+  EXPECT_EQ(j["plan"]["global_batch"], 8);
+  EXPECT_FALSE(j["software"]["commit"].get<std::string>().empty());
+  const auto& m = j["metrics"];
+  ASSERT_EQ(m["loss"].size(), 20u);
+  EXPECT_LT(m["loss"][19].get<double>(), m["loss"][0].get<double>() - 0.5);
+  EXPECT_EQ(m["iteration_s"]["samples"].size(), 18u);
+  EXPECT_GT(m["iteration_s"]["median"].get<double>(), 0);
+  EXPECT_GT(m["model_tflops_per_gpu"].get<double>(), 0);
+  EXPECT_GT(m["flops_per_iteration"]["model"].get<double>(), 0);
+  EXPECT_GT(m["memory_bytes"]["peak_measured"].get<double>(), 0);
+  EXPECT_GT(m["memory_bytes"]["model"]["params"].get<double>(), 0);
+  EXPECT_GT(m["memory_bytes"]["model"]["activations"].get<double>(), 0);
+  EXPECT_TRUE(m["percent_of_peak"].is_null());  // the cpu-host profile gives no peak
+  EXPECT_EQ(m["bubble"]["analytical"], 0.0);
+  const auto trace = nlohmann::json::parse(test::read_file(dir.path() / "t.json"));
+  EXPECT_GE(trace["traceEvents"].size(), 8u);  // 4 forwards and 4 backwards at least
+}
+
+TEST(CliTrain, HeadsNotDivisibleByTpIsRefusedWithoutOutput) {
+  ScratchDir dir("refused");
+  auto cfg = test::tiny_config_json();
+  cfg["model"]["heads"] = 6;
+  cfg["model"]["hidden"] = 96;
+  cfg["plan"]["tp"] = 4;
+  const auto config = dir.write("bad.json", cfg.dump());
+  const auto r = test::run_command(test::ptdp_cli() + " train --config " + config.string() + " --out r.json", dir);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("plan.tp=4"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("model.heads=6"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "r.json"));
+}
+
+TEST(CliTrain, MalformedOrUnknownInputExitsTwo) {
+  ScratchDir dir("malformed");
+  const auto broken = dir.write("broken.json", "{\"model\": {\"layers\": 2,");
+  auto r = test::run_command(test::ptdp_cli() + " train --config " + broken.string() + " --out r.json", dir);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("not valid JSON"), std::string::npos) << r.err;
+  auto cfg = test::tiny_config_json();
+  cfg["plan"]["tensor_paralel"] = 2;
+  const auto unknown = dir.write("unknown.json", cfg.dump());
+  r = test::run_command(test::ptdp_cli() + " train --config " + unknown.string() + " --out r.json", dir);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("plan.tensor_paralel"), std::string::npos) << r.err;
+  r = test::run_command(test::ptdp_cli() + " train --config " + unknown.string() + " --iterations 0", dir);
+  EXPECT_EQ(r.status, 2);
+  r = test::run_command(test::ptdp_cli() + " train --no-such-option", dir);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "r.json"));
+}
+
+TEST(CliTrain, Bf16OnTheCpuIsRefused) {
+  ScratchDir dir("bf16");
+  auto cfg = test::tiny_config_json();
+  cfg["plan"]["precision"] = "bf16";
+  const auto config = dir.write("c.json", cfg.dump());
+  const auto r = test::run_command(test::ptdp_cli() + " train --config " + config.string(), dir);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("plan.precision"), std::string::npos) << r.err;
+}
+
+TEST(CliTrain, TrainsOnATextFileAsBytes) {
+  ScratchDir dir("text");
+  std::string text;
+  for (int i = 0; i < 200; ++i) text += "the quick brown fox jumps over the lazy dog. ";
+  const auto data = dir.write("corpus.txt", text);
+  auto cfg = test::tiny_config_json();
+  cfg["model"]["vocab"] = 256;
+  const auto config = dir.write("c.json", cfg.dump());
+  const auto r = test::run_command(test::ptdp_cli() + " train --config " + config.string() + " --data " +
+                                       data.string() + " --iterations 15 --out r.json",
+                                   dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(test::read_file(dir.path() / "r.json"));
+  EXPECT_NE(j["run"]["data"].get<std::string>().find("corpus.txt"), std::string::npos);
+  EXPECT_LT(j["metrics"]["loss"][14].get<double>(), j["metrics"]["loss"][0].get<double>());
+  cfg["model"]["vocab"] = 128;
+  const auto small = dir.write("small.json", cfg.dump());
+  const auto refused = test::run_command(
+      test::ptdp_cli() + " train --config " + small.string() + " --data " + data.string(), dir);
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_NE(refused.err.find("model.vocab"), std::string::npos) << refused.err;
+}
+
+}  // namespace
+}  // namespace ptdp

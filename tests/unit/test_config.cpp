@@ -1,0 +1,183 @@
+// Config reading and validation: every rule refused with its field named,
+// unknown keys, missing fields, wrong types, unknown machines.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "core/config/config.h"
+
+namespace ptdp {
+namespace {
+
+using nlohmann::json;
+
+std::filesystem::path machines() { return std::filesystem::path(PTDP_SOURCE_DIR) / "sweeps" / "machines"; }
+
+json tiny() {
+  return json::parse(R"({
+    "model": {"layers": 2, "hidden": 64, "heads": 4, "seq_len": 16, "vocab": 128},
+    "plan": {"tp": 1, "pp": 1, "dp": 1, "micro_batch": 2, "global_batch": 8, "precision": "fp32"},
+    "machine": "cpu-host"})");
+}
+
+// The errors of reading (ConfigRefused) and validating `j` together.
+ConfigErrors problems(const json& j, int world = 0) {
+  try {
+    return validate(config_from_json(j, machines()), world);
+  } catch (const ConfigRefused& e) {
+    return e.errors();
+  }
+}
+
+// True when some error names `field` and its message contains every word in `words`.
+bool refused(const ConfigErrors& errors, const std::string& field, std::initializer_list<std::string> words = {}) {
+  for (const auto& e : errors) {
+    if (e.field != field) continue;
+    bool all = true;
+    for (const auto& w : words) all = all && e.message.find(w) != std::string::npos;
+    if (all) return true;
+  }
+  return false;
+}
+
+std::string dump(const ConfigErrors& errors) {
+  std::string s;
+  for (const auto& e : errors) s += e.field + ": " + e.message + "\n";
+  return s;
+}
+
+TEST(Config, TinyIsValidAndResolvesDefaults) {
+  const Config c = config_from_json(tiny(), machines());
+  EXPECT_TRUE(validate(c, 1).empty()) << dump(validate(c, 1));
+  EXPECT_EQ(c.model.ffn_hidden, 256);  // 4·h
+  EXPECT_EQ(c.plan.schedule, "1f1b");
+  EXPECT_EQ(c.plan.micro_batches(), 4);
+  EXPECT_EQ(c.machine.name, "cpu-host");
+}
+
+TEST(Config, RoundTripsThroughJson) {
+  const Config c = config_from_json(tiny(), machines());
+  json again = to_json(c);
+  const Config d = config_from_json(again, machines());
+  EXPECT_EQ(to_json(d), again);
+}
+
+TEST(Config, HeadsNotDivisibleByTpNamesBoth) {
+  json j = tiny();
+  j["model"]["heads"] = 6;
+  j["model"]["hidden"] = 96;
+  j["plan"]["tp"] = 4;
+  const auto e = problems(j);
+  EXPECT_TRUE(refused(e, "plan.tp", {"plan.tp=4", "model.heads=6"})) << dump(e);
+}
+
+TEST(Config, EachDivisibilityRuleNamesItsField) {
+  struct Case {
+    const char* section;
+    const char* key;
+    int value;
+    const char* field;
+    const char* words;
+  };
+  const Case cases[] = {
+      {"model", "hidden", 66, "model.heads", "model.hidden=66"},
+      {"plan", "global_batch", 7, "plan.micro_batch·plan.dp", "plan.global_batch=7"},
+      {"model", "layers", 3, "plan.pp·plan.virtual_stages", "model.layers=3"},
+  };
+  for (const auto& c : cases) {
+    json j = tiny();
+    j[c.section][c.key] = c.value;
+    if (std::string(c.key) == "layers") j["plan"]["pp"] = 2;
+    const auto e = problems(j);
+    EXPECT_TRUE(refused(e, c.field, {c.words})) << c.key << "\n" << dump(e);
+  }
+}
+
+TEST(Config, NonPositiveSizesAreRefused) {
+  for (const char* key : {"layers", "hidden", "heads", "seq_len", "vocab"}) {
+    json j = tiny();
+    j["model"][key] = 0;
+    EXPECT_TRUE(refused(problems(j), std::string("model.") + key, {"must be positive"})) << key;
+  }
+  for (const char* key : {"tp", "pp", "dp", "micro_batch", "global_batch", "virtual_stages"}) {
+    json j = tiny();
+    j["plan"][key] = -1;
+    EXPECT_TRUE(refused(problems(j), std::string("plan.") + key, {"must be positive"})) << key;
+  }
+}
+
+TEST(Config, UnknownEnumValuesAreRefused) {
+  json j = tiny();
+  j["plan"]["schedule"] = "zigzag";  // a rule of validate(), checked once the file reads
+  EXPECT_TRUE(refused(problems(j), "plan.schedule", {"zigzag", "1f1b"})) << dump(problems(j));
+  j["plan"]["recompute"] = "some";   // reading errors, all reported together
+  j["plan"]["precision"] = "fp8";
+  const auto e = problems(j);
+  EXPECT_TRUE(refused(e, "plan.recompute", {"some", "selective"})) << dump(e);
+  EXPECT_TRUE(refused(e, "plan.precision", {"fp8", "bf16"})) << dump(e);
+}
+
+TEST(Config, UnknownKeysAreRefusedAtEveryLevel) {
+  json j = tiny();
+  j["extra"] = 1;
+  j["model"]["hiden"] = 64;
+  j["plan"]["tensor_parallel"] = 2;
+  const auto e = problems(j);
+  EXPECT_TRUE(refused(e, "extra", {"not a known field"})) << dump(e);
+  EXPECT_TRUE(refused(e, "model.hiden", {"not a known field"})) << dump(e);
+  EXPECT_TRUE(refused(e, "plan.tensor_parallel", {"not a known field"})) << dump(e);
+}
+
+TEST(Config, MissingFieldsAndWrongTypesAreAllReported) {
+  json j = tiny();
+  j["model"].erase("vocab");
+  j["plan"]["tp"] = "two";
+  j["plan"]["micro_batch"] = 1.5;
+  j.erase("machine");
+  const auto e = problems(j);
+  EXPECT_TRUE(refused(e, "model.vocab", {"missing"})) << dump(e);
+  EXPECT_TRUE(refused(e, "plan.tp", {"must be an integer"})) << dump(e);
+  EXPECT_TRUE(refused(e, "plan.micro_batch", {"must be an integer"})) << dump(e);
+  EXPECT_TRUE(refused(e, "machine", {"missing"})) << dump(e);
+  EXPECT_GE(e.size(), 4u);
+}
+
+TEST(Config, UnknownMachineListsTheKnownOnes) {
+  json j = tiny();
+  j["machine"] = "dgx-z9000";
+  const auto e = problems(j);
+  EXPECT_TRUE(refused(e, "machine", {"dgx-z9000", "cpu-host"})) << dump(e);
+}
+
+TEST(Config, InlineMachineObjectIsTakenAsIs) {
+  json j = tiny();
+  j["machine"] = {{"name", "mine"}, {"gpus_per_node", 4}, {"peak_tflops", {{"bf16", 100.0}}}};
+  const Config c = config_from_json(j, machines());
+  EXPECT_EQ(c.machine.name, "mine");
+  EXPECT_EQ(c.machine.gpus_per_node, 4);
+  EXPECT_DOUBLE_EQ(c.machine.peak_for("bf16"), 100.0);
+  EXPECT_DOUBLE_EQ(c.machine.peak_for("fp8"), 0.0);
+}
+
+TEST(Config, VirtualStagesNeedAnInterleavedSchedule) {
+  json j = tiny();
+  j["plan"]["virtual_stages"] = 2;
+  EXPECT_TRUE(refused(problems(j), "plan.virtual_stages", {"interleaved"}));
+}
+
+TEST(Config, WorldSizeMustEqualTpTimesPpTimesDp) {
+  const auto e = problems(tiny(), 3);
+  EXPECT_TRUE(refused(e, "plan.tp·plan.pp·plan.dp", {"3"})) << dump(e);
+}
+
+TEST(Config, OptimizerRangesAreChecked) {
+  json j = tiny();
+  j["optimizer"] = {{"lr", -1.0}, {"beta2", 1.0}, {"clip_grad", -2.0}};
+  const auto e = problems(j);
+  EXPECT_TRUE(refused(e, "optimizer.lr")) << dump(e);
+  EXPECT_TRUE(refused(e, "optimizer.beta2")) << dump(e);
+  EXPECT_TRUE(refused(e, "optimizer.clip_grad")) << dump(e);
+}
+
+}  // namespace
+}  // namespace ptdp
