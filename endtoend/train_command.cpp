@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "core/comm/single_rank.h"
+#include "core/comm/world.h"
 #include "core/config/config.h"
 #include "endtoend/commands.h"
 #include "endtoend/train_run.h"
@@ -27,6 +27,12 @@ ConfigErrors check_train_args(const TrainArgs& a, const Config& cfg) {
   if (!a.data.empty() && cfg.model.vocab < 256)
     e.push_back({"model.vocab", "--data trains on bytes: model.vocab=" + std::to_string(cfg.model.vocab) +
                                     " must be at least 256"});
+  if (cfg.plan.sequence_parallel)
+    e.push_back({"plan.sequence_parallel", "plan.sequence_parallel=true is modelled by `ptdp project` only; "
+                                           "`ptdp train` does not run it"});
+  if (!(a.comm_timeout_s > 0)) e.push_back({"--comm-timeout", "--comm-timeout must be positive"});
+  if (!a.fault.empty() && !parse_fault(a.fault))
+    e.push_back({"--fault", "--fault=" + a.fault + " is not KIND:RANK:ITERATION with KIND kill or hang"});
   return e;
 }
 
@@ -37,8 +43,9 @@ void print_refused(const ConfigErrors& errors, bool root) {
 }
 
 int run(const TrainArgs& args) {
-  auto world = std::make_unique<SingleRankCommunicator>();
-  const bool root = world->rank() == 0;
+  WorldSession session(args.comm_timeout_s);
+  Communicator& world = session.world();
+  const bool root = world.rank() == 0;
   Config cfg;
   try {
     cfg = load_config(args.config, default_machines_dir());
@@ -46,16 +53,18 @@ int run(const TrainArgs& args) {
     print_refused(e.errors(), root);
     return kExitRefused;
   }
-  ConfigErrors errors = validate(cfg, world->size());
+  ConfigErrors errors = validate(cfg, world.size());
   for (auto& e : check_train_args(args, cfg)) errors.push_back(std::move(e));
   if (!errors.empty()) {
     print_refused(errors, root);
     return kExitRefused;
   }
   try {
-    return train_and_report(cfg, args, *world);
+    return train_and_report(cfg, args, world, session.library_version());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ptdp train: rank %d: %s\n", world->rank(), e.what());
+    const std::string why = std::string("ptdp train: ") + e.what();
+    if (world.size() > 1) world.abort(why);  // the other ranks would wait for this one
+    std::fprintf(stderr, "%s\n", why.c_str());
     return kExitFailed;
   }
 }
@@ -77,6 +86,12 @@ Command add_train_command(CLI::App& app) {
   sub->add_option("--data", args->data, "Train on this text file as bytes (vocab 256) instead of synthetic tokens")
       ->check(CLI::ExistingFile);
   sub->add_option("--trace", args->trace, "Write a Chrome trace of the last iteration (a track per rank)");
+  sub->add_option("--comm-timeout", args->comm_timeout_s,
+                  "Seconds any communication may wait before the job is aborted (a dead or silent peer)")
+      ->capture_default_str();
+  sub->add_option("--fault", args->fault,
+                  "Testing aid: KIND:RANK:ITERATION makes RANK die (kill) or stop answering (hang) "
+                  "at ITERATION, to check that the job ends instead of hanging");
   return {sub, [args] { return run(*args); }};
 }
 

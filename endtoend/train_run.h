@@ -1,6 +1,7 @@
 // The body of `ptdp train` once every input has been accepted: build the
 // backend, train, gather per-rank figures to rank 0 and write the result.
 #pragma once
+#include <optional>
 #include <string>
 
 #include "core/comm/communicator.h"
@@ -16,9 +17,20 @@ struct TrainArgs {
   std::string out;
   std::string data;
   std::string trace;
+  double comm_timeout_s = 60;
+  std::string fault;  // testing aid: "kill:RANK:ITERATION" or "hang:RANK:ITERATION"
 };
 
-// Trains on `world`'s ranks; rank 0 prints progress and writes the files. Returns the exit status.
-int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& world);
+// A parsed --fault: which rank fails how, at which iteration.
+struct Fault {
+  bool kill = false;  // else hang
+  int rank = 0;
+  int iteration = 0;
+};
+std::optional<Fault> parse_fault(const std::string& text);
+
+// Trains on `world`'s ranks; rank 0 prints progress and writes the files.
+// `mpi_version` is recorded in the result. Returns the exit status.
+int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& world, const std::string& mpi_version);
 
 }  // namespace ptdp::cli

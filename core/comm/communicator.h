@@ -57,7 +57,7 @@ class Communicator {
   // Ends every process of the job with a non-zero status (a broken run must not hang).
   [[noreturn]] virtual void abort(const std::string& why) = 0;
 
-  const CommStats& stats() const { return stats_; }
+  virtual const CommStats& stats() const { return stats_; }
 
  protected:
   void count(std::int64_t bytes) {

@@ -16,13 +16,16 @@ ProcessGroups make_process_groups(Communicator& world, const Topology& topo) {
   g.world_rank = world.rank();
   g.coord = topo.coord(g.world_rank);
   const int r = g.world_rank;
-  g.tp = world.split(topo.tp_color(r), g.coord.tp);
-  g.dp = world.split(topo.dp_color(r), g.coord.dp);
-  g.pp = world.split(topo.pp_color(r), g.coord.pp);
-  g.model_parallel = world.split(g.coord.dp, g.coord.pp * topo.t + g.coord.tp);
+  const auto recorded = [&](std::unique_ptr<Communicator> c, CommGroup group) -> std::unique_ptr<Communicator> {
+    return std::make_unique<RecordingCommunicator>(std::move(c), group, *g.recorder);
+  };
+  g.tp = recorded(world.split(topo.tp_color(r), g.coord.tp), CommGroup::tp);
+  g.dp = recorded(world.split(topo.dp_color(r), g.coord.dp), CommGroup::dp);
+  g.pp = recorded(world.split(topo.pp_color(r), g.coord.pp), CommGroup::pp);
+  g.model_parallel = recorded(world.split(g.coord.dp, g.coord.pp * topo.t + g.coord.tp), CommGroup::model_parallel);
   // Ranks outside the first and last stage each get a group of their own.
   const bool ends = g.first_stage() || g.last_stage();
-  g.embedding = world.split(ends ? topo.pp_color(r) : topo.world() + r, g.coord.pp);
+  g.embedding = recorded(world.split(ends ? topo.pp_color(r) : topo.world() + r, g.coord.pp), CommGroup::embedding);
   return g;
 }
 

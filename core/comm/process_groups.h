@@ -4,11 +4,14 @@
 #include <memory>
 
 #include "core/comm/communicator.h"
+#include "core/comm/recording_communicator.h"
 #include "core/topology/topology.h"
 
 namespace ptdp {
 
 struct ProcessGroups {
+  // Records the collectives of the groups below while the executor runs.
+  std::unique_ptr<CommRecorder> recorder = std::make_unique<CommRecorder>();
   Topology topology;
   int world_rank = 0;
   Coord coord;

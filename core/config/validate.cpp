@@ -70,6 +70,9 @@ void check_schedule(const Plan& p, Rules& r) {
     r.fail("plan.schedule", "plan.schedule=\"" + p.schedule + "\" is not one of: " + names);
     return;
   }
+  if (p.virtual_stages > 1 && p.pp == 1)
+    r.fail("plan.virtual_stages", "plan.virtual_stages=" + std::to_string(p.virtual_stages) +
+                                      " needs plan.pp >= 2 (interleaving spreads each rank's chunks over the pipeline)");
   if (p.virtual_stages > 1 && !info->interleaved)
     r.fail("plan.virtual_stages", "plan.virtual_stages=" + std::to_string(p.virtual_stages) +
                                       " needs an interleaved plan.schedule (got \"" + p.schedule + "\")");
@@ -78,15 +81,6 @@ void check_schedule(const Plan& p, Rules& r) {
     r.fail("plan.global_batch", "plan.schedule=\"" + p.schedule + "\" needs the micro-batch count m = "
                                 "global_batch/(micro_batch·dp) = " + std::to_string(m) +
                                 " to be a multiple of plan.pp=" + std::to_string(p.pp));
-}
-
-// Issue-2 scope: one rank only, until the parallel runtime lands.
-void check_single_rank(const Plan& p, Rules& r) {
-  const std::pair<const char*, int> fields[] = {
-      {"plan.tp", p.tp}, {"plan.pp", p.pp}, {"plan.dp", p.dp}, {"plan.virtual_stages", p.virtual_stages}};
-  for (const auto& [name, value] : fields)
-    if (value > 1) r.fail(name, std::string(name) + "=" + std::to_string(value) + " is not yet supported (only 1)");
-  if (p.sequence_parallel) r.fail("plan.sequence_parallel", "plan.sequence_parallel=true is not yet supported");
 }
 
 void check_optimizer(const OptimizerConfig& o, Rules& r) {
@@ -112,7 +106,6 @@ ConfigErrors validate(const Config& c, int world_size) {
   check_plan_sizes(c.plan, r);
   check_splits(c.model, c.plan, r);
   check_schedule(c.plan, r);
-  check_single_rank(c.plan, r);
   check_optimizer(c.optimizer, r);
   check_machine(c.machine, r);
   if (world_size > 0 && c.plan.world_size() != world_size)

@@ -2,34 +2,48 @@
 #include "core/metrics/timeline.h"
 
 #include <algorithm>
+#include <map>
 
 namespace ptdp {
 
-double measured_bubble(const Timeline& events) {
-  double begin = 1e300, end = -1e300, busy = 0;
+BubbleStats pipeline_bubble(const Timeline& events) {
+  BubbleStats stats;
+  double begin = 1e300, end = -1e300;
+  std::map<int, double> busy;
   for (const auto& e : events) {
+    if (!e.is_instruction()) continue;
     begin = std::min(begin, e.start_s);
     if (e.instr.op == Op::backward) end = std::max(end, e.end_s);
+    busy[e.rank] += 0;
   }
-  if (end <= begin) return 0.0;
+  if (end <= begin) return stats;
   for (const auto& e : events)
-    if (is_compute(e.instr.op)) busy += std::min(e.end_s, end) - std::max(e.start_s, begin);
-  return std::clamp(1.0 - busy / (end - begin), 0.0, 1.0);
+    if (e.is_instruction() && is_compute(e.instr.op)) busy[e.rank] += std::max(0.0, std::min(e.end_s, end) - std::max(e.start_s, begin));
+  const double phase = end - begin;
+  for (const auto& [rank, b] : busy) {
+    stats.ranks.push_back(rank);
+    stats.bubble.push_back(b > 0 ? (phase - b) / b : 0.0);
+    stats.idle_share.push_back((phase - b) / phase);
+    stats.mean_bubble += stats.bubble.back() / static_cast<double>(busy.size());
+    stats.mean_idle_share += stats.idle_share.back() / static_cast<double>(busy.size());
+  }
+  return stats;
 }
 
 std::vector<double> pack_timeline(const Timeline& events) {
   std::vector<double> out;
-  out.reserve(events.size() * 6);
+  out.reserve(events.size() * 8);
   for (const auto& e : events) {
     out.insert(out.end(), {static_cast<double>(e.rank), static_cast<double>(e.instr.op), static_cast<double>(e.instr.mb),
-                           static_cast<double>(e.instr.chunk), e.start_s, e.end_s});
+                           static_cast<double>(e.instr.chunk), e.start_s, e.end_s, static_cast<double>(e.group),
+                           static_cast<double>(e.comm)});
   }
   return out;
 }
 
 Timeline unpack_timeline(const std::vector<double>& packed) {
   Timeline out;
-  for (std::size_t i = 0; i + 6 <= packed.size(); i += 6) {
+  for (std::size_t i = 0; i + 8 <= packed.size(); i += 8) {
     TimelineEvent e;
     e.rank = static_cast<int>(packed[i]);
     e.instr.op = static_cast<Op>(static_cast<int>(packed[i + 1]));
@@ -37,6 +51,8 @@ Timeline unpack_timeline(const std::vector<double>& packed) {
     e.instr.chunk = static_cast<int>(packed[i + 3]);
     e.start_s = packed[i + 4];
     e.end_s = packed[i + 5];
+    e.group = static_cast<CommGroup>(static_cast<int>(packed[i + 6]));
+    e.comm = static_cast<CommOp>(static_cast<int>(packed[i + 7]));
     out.push_back(e);
   }
   return out;
@@ -48,8 +64,11 @@ nlohmann::json chrome_trace(const Timeline& events, const std::string& title) {
   for (const auto& e : events) {
     Instr shown = e.instr;
     shown.peer = -1;
-    list.push_back({{"name", to_string(shown)},
-                    {"cat", is_compute(e.instr.op) ? "compute" : "communication"},
+    const std::string name = e.is_instruction()
+                                 ? to_string(shown)
+                                 : std::string(comm_group_name(e.group)) + " " + comm_op_name(e.comm);
+    list.push_back({{"name", name},
+                    {"cat", e.is_instruction() && is_compute(e.instr.op) ? "compute" : "communication"},
                     {"ph", "X"},
                     {"pid", 0},
                     {"tid", e.rank},

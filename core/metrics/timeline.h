@@ -8,25 +8,40 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/comm/recording_communicator.h"
 #include "core/schedule/instruction.h"
 
 namespace ptdp {
 
+// An instruction, or (comm != none) a collective wait nested inside `instr`.
 struct TimelineEvent {
   int rank = 0;
   Instr instr{Op::forward};
   double start_s = 0;  // seconds from the start of the iteration
   double end_s = 0;
+  CommGroup group = CommGroup::none;
+  CommOp comm = CommOp::none;
+  bool is_instruction() const { return comm == CommOp::none; }
 };
 
 using Timeline = std::vector<TimelineEvent>;
 
-// Bubble of one rank: the share of its pipeline phase (from its first
-// instruction to the end of its last backward) in which it computes nothing
-// (no forward or backward runs). `events` are that rank's, in any order.
-double measured_bubble(const Timeline& events);
+// The pipeline bubble of an iteration, from the events of all its ranks. The
+// pipeline phase runs from the first instruction of any rank to the end of the
+// last backward of any rank (the flush). For each rank, busy = time inside a
+// forward or backward, idle = phase − busy, and
+//   bubble = idle / busy       (the paper's t_pb / t_id: (p−1)/m for 1F1B),
+//   idle_share = idle / phase  (the share of the phase it computes nothing).
+struct BubbleStats {
+  std::vector<int> ranks;           // ranks present, ascending
+  std::vector<double> bubble;       // per rank, as above
+  std::vector<double> idle_share;   // per rank
+  double mean_bubble = 0;           // mean over ranks
+  double mean_idle_share = 0;
+};
+BubbleStats pipeline_bubble(const Timeline& events);
 
-// Events as flat numbers, for gathering over ranks: 6 doubles per event.
+// Events as flat numbers, for gathering over ranks: 8 doubles per event.
 std::vector<double> pack_timeline(const Timeline& events);
 Timeline unpack_timeline(const std::vector<double>& packed);
 

@@ -26,13 +26,17 @@ IterationResult Executor::run(const Program& program, std::int64_t first_sample)
   model_.zero_grads();
   IterationResult result;
   const auto t0 = std::chrono::steady_clock::now();
+  groups_.recorder->start(t0);
   for (const Instr& in : program) {
     const double start = seconds_since(t0);
     execute(in, result);
     ops_.synchronize();
     result.timeline.push_back({groups_.world_rank, in, start, seconds_since(t0)});
+    for (const CommWait& w : groups_.recorder->drain())
+      result.timeline.push_back({groups_.world_rank, in, w.start_s, w.end_s, w.group, w.op});
     drain_sends(false);
   }
+  groups_.recorder->stop();
   drain_sends(true);
   slots_.clear();
   batches_.clear();

@@ -38,3 +38,13 @@ Program build_program(const std::string& schedule, const ScheduleSpec& spec) {
 }
 
 }  // namespace ptdp
+
+namespace ptdp {
+
+std::vector<Program> build_pipeline(const std::string& schedule, int p, int m, int v) {
+  std::vector<Program> programs;
+  for (int r = 0; r < p; ++r) programs.push_back(build_program(schedule, {p, m, v, r}));
+  return programs;
+}
+
+}  // namespace ptdp

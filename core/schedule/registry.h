@@ -32,4 +32,7 @@ std::vector<std::string> schedule_names();
 // an unknown name.
 Program build_program(const std::string& schedule, const ScheduleSpec& spec);
 
+// The programs of all p ranks of one pipeline (index = pipeline rank).
+std::vector<Program> build_pipeline(const std::string& schedule, int p, int m, int v);
+
 }  // namespace ptdp

@@ -2,7 +2,7 @@
 // refused input (exit 2, every field named, no file left behind).
 #include <gtest/gtest.h>
 
-#include "tests/unit/cli_test_util.h"
+#include "tests/cli_test_util.h"
 
 namespace ptdp {
 namespace {

@@ -2,7 +2,9 @@
 // the exit status with what it printed.
 #pragma once
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -58,6 +60,14 @@ inline Run run_command(const std::string& command, const ScratchDir& dir) {
 }
 
 inline std::string ptdp_cli() { return PTDP_CLI; }
+
+// Seconds of wall time `f` took.
+template <class F>
+double seconds_of(F&& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 inline nlohmann::json tiny_config_json() {
   return nlohmann::json::parse(R"({

@@ -1,0 +1,187 @@
+// The pipeline executor: a work list of ranks, each advanced until it blocks on
+// a receive or on reduce_tied, woken by the send or partner it waits for. Since
+// sends never block, the times do not depend on the order ranks are advanced.
+#include "core/sim/pipeline_sim.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+
+namespace ptdp {
+
+PipelineCosts zero_costs() {
+  return {[](int, const Instr&) { return 0.0; }, [](int, int, const Instr&) { return 0.0; }};
+}
+
+bool messages_match(int p, int src, const Instr& send, int dst, const Instr& recv) {
+  const bool forward = send.op == Op::send_forward;
+  if (forward != (recv.op == Op::recv_forward) || send.mb != recv.mb) return false;
+  // The stage after c·p + r is c·p + r + 1 whatever v is, so v is not needed.
+  return send.chunk * p + src + (forward ? 1 : -1) == recv.chunk * p + dst;
+}
+
+namespace {
+
+struct Message {
+  Instr send;
+  double arrival_s;  // when the receiver may complete the matching receive
+};
+
+// The messages from one rank to another, in the order they were sent.
+struct Channel {
+  std::vector<Message> sent;
+  std::size_t received = 0;
+};
+
+bool is_send(Op op) { return op == Op::send_forward || op == Op::send_backward; }
+bool is_recv(Op op) { return op == Op::recv_forward || op == Op::recv_backward; }
+
+std::string where(int rank, const Instr& instr) { return to_string(instr) + " on rank " + std::to_string(rank); }
+
+class PipelineSim {
+ public:
+  PipelineSim(const std::vector<Program>& programs, const PipelineCosts& costs)
+      : programs_(programs), costs_(costs), p_(static_cast<int>(programs.size())),
+        pc_(programs.size(), 0), clock_(programs.size(), 0.0), events_(programs.size()),
+        queued_(programs.size(), 1), waiting_tied_(programs.size(), 0),
+        channels_(programs.size() * programs.size()) {
+    for (int r = 0; r < p_; ++r) {
+      ready_.push_back(p_ - 1 - r);  // rank 0 is advanced first
+      events_[idx(r)].reserve(programs[idx(r)].size());
+    }
+  }
+
+  Timeline run() {
+    while (!ready_.empty()) {
+      const int rank = ready_.back();
+      ready_.pop_back();
+      queued_[idx(rank)] = 0;
+      while (step(rank)) {
+      }
+    }
+    throw_if_stuck();
+    Timeline out;
+    std::size_t total = 0;
+    for (const auto& events : events_) total += events.size();
+    out.reserve(total);
+    for (auto& events : events_) out.insert(out.end(), events.begin(), events.end());
+    return out;
+  }
+
+ private:
+  static std::size_t idx(int i) { return static_cast<std::size_t>(i); }
+  bool done(int rank) const { return pc_[idx(rank)] >= programs_[idx(rank)].size(); }
+  const Instr& current(int rank) const { return programs_[idx(rank)][pc_[idx(rank)]]; }
+  Channel& channel(int src, int dst) { return channels_[idx(src) * idx(p_) + idx(dst)]; }
+
+  void wake(int rank) {
+    if (queued_[idx(rank)]) return;
+    queued_[idx(rank)] = 1;
+    ready_.push_back(rank);
+  }
+
+  // Places the rank's current instruction at [start, end] and moves on.
+  void finish(int rank, double start, double end) {
+    events_[idx(rank)].push_back({rank, current(rank), start, end});
+    clock_[idx(rank)] = end;
+    ++pc_[idx(rank)];
+  }
+
+  // Runs the rank's next instruction if it can; false when blocked or done.
+  bool step(int rank) {
+    if (done(rank)) return false;
+    const Instr& instr = current(rank);
+    if (is_recv(instr.op)) return try_receive(rank, instr);
+    if (instr.op == Op::reduce_tied && p_ > 1) return try_reduce_tied(rank);
+    if (is_send(instr.op)) post(rank, instr);
+    const double t = clock_[idx(rank)];
+    finish(rank, t, t + costs_.duration(rank, instr));
+    return true;
+  }
+
+  void check_peer(int rank, const Instr& instr) const {
+    if (instr.peer < 0 || instr.peer >= p_)
+      throw std::logic_error(where(rank, instr) + " names a peer outside 0.." + std::to_string(p_ - 1));
+  }
+
+  void post(int rank, const Instr& send) {
+    check_peer(rank, send);
+    const double arrival = clock_[idx(rank)] + costs_.transfer(rank, send.peer, send);
+    channel(rank, send.peer).sent.push_back({send, arrival});
+    wake(send.peer);
+  }
+
+  bool try_receive(int rank, const Instr& recv) {
+    check_peer(rank, recv);
+    Channel& ch = channel(recv.peer, rank);
+    if (ch.received >= ch.sent.size()) return false;
+    const Message& msg = ch.sent[ch.received++];
+    check_match(recv.peer, msg.send, rank, recv);
+    const double t = clock_[idx(rank)];
+    finish(rank, t, std::max(t, msg.arrival_s));
+    return true;
+  }
+
+  void check_match(int src, const Instr& send, int dst, const Instr& recv) const {
+    if (messages_match(p_, src, send, dst, recv)) return;
+    throw std::logic_error("message mismatch: " + where(src, send) + " is matched (in channel order) with " +
+                           where(dst, recv));
+  }
+
+  // The tied-embedding reduction of ranks 0 and p−1: whoever comes first waits.
+  bool try_reduce_tied(int rank) {
+    if (rank != 0 && rank != p_ - 1)
+      throw std::logic_error(where(rank, current(rank)) + ": only ranks 0 and p-1 hold tied embeddings");
+    const int partner = rank == 0 ? p_ - 1 : 0;
+    if (!waiting_tied_[idx(partner)]) {
+      waiting_tied_[idx(rank)] = 1;
+      return false;
+    }
+    const double start = std::max(clock_[idx(rank)], clock_[idx(partner)]);
+    const double end =
+        start + std::max(costs_.duration(rank, current(rank)), costs_.duration(partner, current(partner)));
+    waiting_tied_[idx(partner)] = 0;
+    waiting_tied_[idx(rank)] = 0;
+    finish(partner, start, end);
+    finish(rank, start, end);
+    wake(partner);
+    return true;
+  }
+
+  std::string stuck_reason(int rank) const {
+    const Instr& instr = current(rank);
+    std::string why = "rank " + std::to_string(rank) + " stuck at " + to_string(instr) + " (instruction " +
+                      std::to_string(pc_[idx(rank)]) + " of " + std::to_string(programs_[idx(rank)].size()) + ")";
+    if (is_recv(instr.op))
+      why += ", waiting for message " + std::to_string(channels_[idx(instr.peer) * idx(p_) + idx(rank)].received) +
+             " from rank " + std::to_string(instr.peer);
+    if (instr.op == Op::reduce_tied) why += ", waiting for its partner's reduce_tied";
+    return why;
+  }
+
+  void throw_if_stuck() const {
+    std::string msg;
+    for (int r = 0; r < p_; ++r)
+      if (!done(r)) msg += (msg.empty() ? "" : "; ") + stuck_reason(r);
+    if (!msg.empty()) throw DeadlockError("pipeline deadlock: " + msg);
+  }
+
+  const std::vector<Program>& programs_;
+  const PipelineCosts& costs_;
+  int p_;
+  std::vector<std::size_t> pc_;                      // next instruction of each rank
+  std::vector<double> clock_;                        // when each rank reaches it
+  std::vector<std::vector<TimelineEvent>> events_;   // per rank, in program order
+  std::vector<char> queued_;                         // rank is on ready_
+  std::vector<char> waiting_tied_;                   // rank waits at reduce_tied
+  std::vector<Channel> channels_;                    // src·p + dst
+  std::vector<int> ready_;                           // ranks that may be able to go on
+};
+
+}  // namespace
+
+Timeline simulate_pipeline(const std::vector<Program>& programs, const PipelineCosts& costs) {
+  return PipelineSim(programs, costs).run();
+}
+
+}  // namespace ptdp

@@ -1,0 +1,53 @@
+// A discrete-event executor of one pipeline's programs (index = pipeline rank):
+// runs the same instruction lists as the runtime, with times from a cost
+// model, and returns the timeline they would produce.
+#pragma once
+#include <functional>
+#include <stdexcept>
+#include <vector>
+
+#include "core/metrics/timeline.h"
+#include "core/schedule/instruction.h"
+
+namespace ptdp {
+
+struct PipelineCosts {
+  // Time an instruction occupies its rank: forward, backward, reduce_tied,
+  // reduce_grads, optimizer_step, and sends (the sender's share). Not asked for
+  // receives, whose time is the wait for their data.
+  std::function<double(int rank, const Instr&)> duration;
+  // From a send's start until the receiver may complete the matching receive.
+  std::function<double(int src, int dst, const Instr& send)> transfer;
+};
+
+// Every duration and transfer zero: the executor then only checks that the
+// programs can run to the end.
+PipelineCosts zero_costs();
+
+// Some rank can never go on. The message names each stuck rank's instruction.
+class DeadlockError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Whether a send from pipeline rank src and a receive on rank dst carry the same
+// message: same direction, micro-batch, and the virtual stage the send delivers
+// to is the one the receive belongs to (p ranks; the peers are not compared).
+bool messages_match(int p, int src, const Instr& send, int dst, const Instr& recv);
+
+// Runs programs[r] as pipeline rank r, all starting at time 0:
+// - sends never block: the sender goes on after the send's duration;
+// - a receive waits until its matching send has started and the transfer has
+//   elapsed; its event spans from when the rank reached it until the data came;
+// - reduce_tied is a collective of ranks 0 and p−1 (local when p == 1): it
+//   starts when both reached it and takes the longer of their two durations;
+// - reduce_grads and optimizer_step are local.
+// The k-th send from rank a to rank b matches the k-th receive on b from a.
+// Returns one event per instruction, rank by rank in program order.
+// Throws std::logic_error when a matched pair disagrees (direction, micro-batch
+// or destination virtual stage), a peer is out of range, or reduce_tied is on a
+// middle rank; DeadlockError when some rank can never finish.
+// Cost: O(instructions) plus one cost call per instruction.
+Timeline simulate_pipeline(const std::vector<Program>& programs, const PipelineCosts& costs);
+
+}  // namespace ptdp

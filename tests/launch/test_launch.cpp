@@ -1,0 +1,114 @@
+// `ptdp train` under mpirun: an 8-rank 3D-parallel run reproduces the single-rank
+// losses and reports its bubble and trace; refused input is reported once; a
+// dead or silent rank ends the whole job with a non-zero status within 60 s.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "tests/cli_test_util.h"
+
+namespace ptdp {
+namespace {
+
+using test::ScratchDir;
+
+std::string mpirun(int ranks) { return std::string(PTDP_MPIRUN) + " -np " + std::to_string(ranks) + " "; }
+
+nlohmann::json tiny4() {
+  auto cfg = test::tiny_config_json();
+  cfg["model"]["layers"] = 4;
+  cfg["plan"]["micro_batch"] = 1;
+  return cfg;
+}
+
+TEST(Launch, EightRanksInterleavedReproduceTheSingleRankLosses) {
+  ScratchDir dir("launch8");
+  auto single = tiny4();
+  const auto one = dir.write("one.json", single.dump());
+  auto cfg = tiny4();
+  cfg["plan"].update({{"tp", 2}, {"pp", 2}, {"dp", 2}, {"virtual_stages", 2}, {"schedule", "interleaved"},
+                      {"scatter_gather", true}});
+  const auto eight = dir.write("eight.json", cfg.dump());
+  const auto a = test::run_command(test::ptdp_cli() + " train --config " + one.string() + " --iterations 5 --out a.json", dir);
+  ASSERT_EQ(a.status, 0) << a.err;
+  const auto b = test::run_command(mpirun(8) + test::ptdp_cli() + " train --config " + eight.string() +
+                                       " --iterations 5 --out b.json --trace trace.json",
+                                   dir);
+  ASSERT_EQ(b.status, 0) << b.err;
+  const auto ra = nlohmann::json::parse(test::read_file(dir.path() / "a.json"));
+  const auto rb = nlohmann::json::parse(test::read_file(dir.path() / "b.json"));
+  for (int i = 0; i < 5; ++i) {
+    const double x = ra["metrics"]["loss"][i], y = rb["metrics"]["loss"][i];
+    EXPECT_NEAR(y, x, 1e-5 * std::abs(x)) << "iteration " << i;
+  }
+  const auto& bubble = rb["metrics"]["bubble"];
+  EXPECT_DOUBLE_EQ(bubble["analytical"].get<double>(), 1.0 / (2 * 4));  // (p−1)/(v·m), m = 8/(1·2)
+  EXPECT_GE(bubble["measured"].get<double>(), 0.0);
+  EXPECT_EQ(bubble["measured_per_rank"].size(), 8u);
+  EXPECT_EQ(rb["run"]["ranks"], 8);
+  EXPECT_EQ(rb["metrics"]["memory_bytes"]["peak_measured_per_rank"].size(), 8u);
+  EXPECT_GT(rb["metrics"]["communication"]["tp_bytes"].get<double>(), 0);
+  EXPECT_GT(rb["metrics"]["communication"]["pp_bytes"].get<double>(), 0);
+  EXPECT_GT(rb["metrics"]["communication"]["dp_bytes"].get<double>(), 0);
+  const auto trace = nlohmann::json::parse(test::read_file(dir.path() / "trace.json"));
+  std::set<int> ranks;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "X") ranks.insert(e["tid"].get<int>());
+  EXPECT_EQ(ranks.size(), 8u);
+}
+
+TEST(Launch, WrongRankCountIsRefusedOnceByRankZero) {
+  ScratchDir dir("refuse");
+  auto cfg = tiny4();
+  cfg["plan"].update({{"tp", 2}, {"pp", 2}, {"dp", 2}});
+  const auto config = dir.write("c.json", cfg.dump());
+  const auto r = test::run_command(mpirun(4) + test::ptdp_cli() + " train --config " + config.string() + " --out r.json", dir);
+  EXPECT_EQ(r.status, 2) << r.err;
+  const std::string needle = "does not equal the number of processes (4)";
+  const auto first = r.err.find(needle);
+  ASSERT_NE(first, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(needle, first + 1), std::string::npos) << "printed more than once:\n" << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "r.json"));
+}
+
+// A 2-stage run of 50 iterations in which `fault` strikes rank 1 at iteration 2.
+struct FaultyRun {
+  test::Run run;
+  double seconds = 0;
+  bool wrote_result = false;
+};
+
+FaultyRun run_with_fault(const std::string& name, const std::string& extra) {
+  ScratchDir dir(name);
+  auto cfg = tiny4();
+  cfg["plan"]["pp"] = 2;
+  const auto config = dir.write("c.json", cfg.dump());
+  FaultyRun f;
+  f.seconds = test::seconds_of([&] {
+    f.run = test::run_command(mpirun(2) + test::ptdp_cli() + " train --config " + config.string() +
+                                  " --iterations 50 --out r.json " + extra,
+                              dir);
+  });
+  f.wrote_result = std::filesystem::exists(dir.path() / "r.json");
+  return f;
+}
+
+TEST(Launch, AKilledRankEndsTheJobWithinAMinute) {
+  const FaultyRun f = run_with_fault("kill", "--fault kill:1:2");
+  EXPECT_NE(f.run.status, 0);
+  EXPECT_LT(f.seconds, 60.0);
+  EXPECT_FALSE(f.wrote_result);
+}
+
+TEST(Launch, ASilentRankEndsTheJobAfterTheTimeout) {
+  const FaultyRun f = run_with_fault("hang", "--fault hang:1:2 --comm-timeout 5");
+  EXPECT_NE(f.run.status, 0);
+  EXPECT_GE(f.seconds, 5.0);
+  EXPECT_LT(f.seconds, 60.0);
+  EXPECT_NE(f.run.err.find("did not complete within 5 s"), std::string::npos) << f.run.err;
+  EXPECT_FALSE(f.wrote_result);
+}
+
+}  // namespace
+}  // namespace ptdp

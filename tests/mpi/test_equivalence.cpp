@@ -1,0 +1,170 @@
+// Every (t, p, d) layout, schedule, recompute mode and scatter/gather setting
+// reproduces the single-rank run of a tiny GPT: the losses of 5 iterations
+// within 1e-5 relative, and after iteration 1 every parameter element (each
+// rank checks the shard it holds against the same element of the full
+// single-rank parameter) within 1e-5. Runs under mpirun -np 8; a layout of N
+// ranks uses the first N, the others wait.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "core/comm/process_groups.h"
+#include "core/comm/single_rank.h"
+#include "core/data/token_source.h"
+#include "core/kernels/cpu/cpu_ops.h"
+#include "core/runtime/trainer.h"
+#include "tests/mpi/mpi_env.h"
+
+namespace ptdp {
+namespace {
+
+constexpr int kIterations = 5;
+
+struct Layout {
+  int t, p, d, v;
+  const char* schedule;
+  Recompute recompute;
+  bool scatter_gather;
+};
+
+std::string name_of(const Layout& l);
+void PrintTo(const Layout& l, std::ostream* os) { *os << name_of(l); }
+
+std::string name_of(const Layout& l) {
+  return "t" + std::to_string(l.t) + "p" + std::to_string(l.p) + "d" + std::to_string(l.d) + "v" +
+         std::to_string(l.v) + "_" + (std::string(l.schedule) == "1f1b" ? "1F1B" : l.schedule) + "_" +
+         to_string(l.recompute) + (l.scatter_gather ? "_sg" : "");
+}
+
+// 4 layers, hidden 64, 4 heads, seq 16, vocab 128, global batch 8, as in the issue.
+// Adam's eps is 1e-6, not 1e-8: the first Adam step moves a weight by
+// lr·g/(|g| + eps), which for |g| ≲ eps turns the fp32 summation-order noise
+// of g (relative 1e-7 of its terms, e.g. ~1e-10 for gradients that are zero in
+// exact arithmetic, like the key bias's) into an O(lr) difference. With 1e-8,
+// final_ln.bias differs by 1.4e-5 between layouts; with 1e-6 that noise
+// stays below 1e-7 and the comparison measures the parallel logic.
+Config base_config() {
+  Config c;
+  c.model = {4, 64, 4, 16, 128, 0};
+  c.plan.micro_batch = 1;
+  c.plan.global_batch = 8;
+  c.plan.precision = Precision::fp32;
+  c.optimizer.eps = 1e-6;
+  c.machine.gpus_per_node = 8;
+  return c;
+}
+
+using Params = std::map<std::string, std::vector<float>>;  // name -> full tensor
+
+struct Reference {
+  std::vector<double> losses;
+  Params after_first;
+};
+
+const Reference& reference() {
+  static const Reference ref = [] {
+    Reference r;
+    Config cfg = base_config();
+    CpuAllocator alloc;
+    CpuOps ops(alloc);
+    SingleRankCommunicator world;
+    ProcessGroups groups = make_process_groups(world, {1, 1, 1, 8});
+    auto data = make_synthetic_source(cfg.model.vocab, cfg.plan.seed);
+    Trainer trainer(cfg, ops, groups, *data);
+    for (int i = 0; i < kIterations; ++i) {
+      r.losses.push_back(trainer.step(i).loss);
+      if (i > 0) continue;
+      for (const Param* p : trainer.model().params()) {
+        const float* v = p->value.data<float>();
+        r.after_first[p->name].assign(v, v + p->value.numel());
+      }
+    }
+    return r;
+  }();
+  return ref;
+}
+
+// Worst |got − ref| / (1e-5 + 1e-5·|ref|) over this rank's shards; ≤ 1 passes.
+double worst_parameter_error(RankModel& model, std::string& where) {
+  double worst = 0;
+  for (const Param* p : model.params()) {
+    const auto& full = reference().after_first.at(p->name);
+    const float* v = p->value.data<float>();
+    for (std::int64_t i = 0; i < p->value.numel(); ++i) {
+      const double ref = full[static_cast<std::size_t>(p->full_index(i))];
+      const double err = std::abs(v[i] - ref) / (1e-5 + 1e-5 * std::abs(ref));
+      if (err > worst) {
+        worst = err;
+        where = p->name + "[" + std::to_string(p->full_index(i)) + "]: " + std::to_string(v[i]) + " vs " +
+                std::to_string(ref);
+      }
+    }
+  }
+  return worst;
+}
+
+void run_layout(const Layout& l, Communicator& sub) {
+  Config cfg = base_config();
+  cfg.plan.tp = l.t;
+  cfg.plan.pp = l.p;
+  cfg.plan.dp = l.d;
+  cfg.plan.virtual_stages = l.v;
+  cfg.plan.schedule = l.schedule;
+  cfg.plan.recompute = l.recompute;
+  cfg.plan.scatter_gather = l.scatter_gather;
+  ASSERT_TRUE(validate(cfg, sub.size()).empty()) << validate(cfg, sub.size()).front().message;
+  CpuAllocator alloc(sub.rank());
+  CpuOps ops(alloc);
+  ProcessGroups groups = make_process_groups(sub, {l.t, l.p, l.d, 8});
+  auto data = make_synthetic_source(cfg.model.vocab, cfg.plan.seed);
+  Trainer trainer(cfg, ops, groups, *data);
+  for (int i = 0; i < kIterations; ++i) {
+    const double loss = trainer.step(i).loss, ref = reference().losses[static_cast<std::size_t>(i)];
+    EXPECT_NEAR(loss, ref, 1e-5 * std::abs(ref)) << "iteration " << i << " on rank " << sub.rank();
+    if (i > 0) continue;
+    std::string where;
+    const double worst = worst_parameter_error(trainer.model(), where);
+    EXPECT_LE(worst, 1.0) << "rank " << sub.rank() << " after iteration 1, worst parameter " << where;
+  }
+}
+
+class Equivalence : public testing::TestWithParam<Layout> {};
+
+TEST_P(Equivalence, ReproducesTheSingleRankRun) {
+  const Layout& l = GetParam();
+  Communicator& world = test::mpi_world();
+  const int n = l.t * l.p * l.d;
+  ASSERT_LE(n, world.size()) << "run under mpirun -np " << n << " or more";
+  reference();  // outside the timed collective part: every rank builds it
+  auto sub = world.split(world.rank() < n ? 0 : 1, world.rank());
+  if (world.rank() < n) run_layout(l, *sub);
+  world.barrier();
+}
+
+std::vector<Layout> layouts() {
+  struct Shape {
+    int t, p, d, v;
+  };
+  const Shape shapes[] = {{2, 1, 1, 1}, {1, 2, 1, 1}, {1, 1, 2, 1}, {2, 2, 1, 1}, {2, 1, 2, 1},
+                          {1, 2, 2, 1}, {2, 2, 2, 1}, {1, 4, 1, 1}, {1, 2, 1, 2}, {2, 2, 2, 2}};
+  std::vector<Layout> out;
+  for (const Shape& s : shapes) {
+    std::vector<const char*> schedules{"1f1b"};
+    if (s.v > 1) schedules = {"interleaved"};
+    else if (s.p > 1) schedules = {"1f1b", "gpipe"};
+    for (const char* schedule : schedules)
+      for (Recompute r : {Recompute::none, Recompute::full})
+        for (bool sg : {false, true}) {
+          if (sg && (s.t == 1 || s.p == 1)) continue;  // scatter/gather acts between stages of a tensor group
+          out.push_back({s.t, s.p, s.d, s.v, schedule, r, sg});
+        }
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, Equivalence, testing::ValuesIn(layouts()),
+                         [](const testing::TestParamInfo<Layout>& p) { return name_of(p.param); });
+
+}  // namespace
+}  // namespace ptdp
