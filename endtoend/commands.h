@@ -18,5 +18,7 @@ struct Command {
 };
 
 Command add_train_command(CLI::App& app);
+Command add_project_command(CLI::App& app);
+Command add_validate_command(CLI::App& app);
 
 }  // namespace ptdp::cli

@@ -12,7 +12,9 @@ int main(int argc, char** argv) {
                "1 failure while running, 2 input refused."};
   app.set_version_flag("--version", std::string("ptdp ") + ptdp::build_commit());
   app.require_subcommand(1);
-  const std::vector<ptdp::cli::Command> commands = {ptdp::cli::add_train_command(app)};
+  const std::vector<ptdp::cli::Command> commands = {ptdp::cli::add_train_command(app),
+                                                    ptdp::cli::add_project_command(app),
+                                                    ptdp::cli::add_validate_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

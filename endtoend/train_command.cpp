@@ -5,6 +5,7 @@
 
 #include "core/comm/world.h"
 #include "core/config/config.h"
+#include "endtoend/cli_common.h"
 #include "endtoend/commands.h"
 #include "endtoend/train_run.h"
 
@@ -30,33 +31,30 @@ ConfigErrors check_train_args(const TrainArgs& a, const Config& cfg) {
   if (cfg.plan.sequence_parallel)
     e.push_back({"plan.sequence_parallel", "plan.sequence_parallel=true is modelled by `ptdp project` only; "
                                            "`ptdp train` does not run it"});
+  if (cfg.model.dropout > 0)
+    e.push_back({"model.dropout", "model.dropout > 0 is modelled by `ptdp project` only; `ptdp train` runs without "
+                                  "dropout"});
+  if (cfg.plan.distributed_optimizer)
+    e.push_back({"plan.distributed_optimizer", "plan.distributed_optimizer=true is modelled by `ptdp project` only"});
+  if (a.device == "cpu" && cfg.plan.attention == Attention::flash)
+    e.push_back({"plan.attention", "plan.attention=\"flash\" needs --device cuda; the CPU backend runs the unfused path"});
   if (!(a.comm_timeout_s > 0)) e.push_back({"--comm-timeout", "--comm-timeout must be positive"});
   if (!a.fault.empty() && !parse_fault(a.fault))
     e.push_back({"--fault", "--fault=" + a.fault + " is not KIND:RANK:ITERATION with KIND kill or hang"});
   return e;
 }
 
-void print_refused(const ConfigErrors& errors, bool root) {
-  if (!root) return;
-  std::fprintf(stderr, "ptdp train: input refused (%zu problem%s):\n", errors.size(), errors.size() == 1 ? "" : "s");
-  for (const auto& e : errors) std::fprintf(stderr, "  %s: %s\n", e.field.c_str(), e.message.c_str());
-}
-
 int run(const TrainArgs& args) {
   WorldSession session(args.comm_timeout_s);
   Communicator& world = session.world();
-  const bool root = world.rank() == 0;
+  const bool root = world.rank() == 0;  // only rank 0 prints refusals
   Config cfg;
-  try {
-    cfg = load_config(args.config, default_machines_dir());
-  } catch (const ConfigRefused& e) {
-    print_refused(e.errors(), root);
-    return kExitRefused;
-  }
-  ConfigErrors errors = validate(cfg, world.size());
-  for (auto& e : check_train_args(args, cfg)) errors.push_back(std::move(e));
+  bool read = false;
+  ConfigErrors errors = load_checked_config(args.config, world.size(), cfg, read);
+  if (read)
+    for (auto& e : check_train_args(args, cfg)) errors.push_back(std::move(e));
   if (!errors.empty()) {
-    print_refused(errors, root);
+    if (root) print_refused("train", errors);
     return kExitRefused;
   }
   try {

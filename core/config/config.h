@@ -53,6 +53,8 @@ Config config_from_json(const nlohmann::json& j, const std::filesystem::path& ma
 Config load_config(const std::filesystem::path& file, const std::filesystem::path& machines_dir);
 Machine load_machine(const std::string& name, const std::filesystem::path& machines_dir);
 Machine machine_from_json(const nlohmann::json& j, const std::string& where);
+// Parses a JSON file; ConfigRefused naming `what` when it cannot be read or parsed.
+nlohmann::json parse_json_file(const std::filesystem::path& file, const std::string& what);
 
 nlohmann::json to_json(const Model& m);
 nlohmann::json to_json(const Plan& p);

@@ -16,6 +16,7 @@ const std::map<std::string, Recompute> kRecompute = {
     {"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}};
 const std::map<std::string, Precision> kPrecision = {
     {"fp32", Precision::fp32}, {"bf16", Precision::bf16}, {"fp16", Precision::fp16}};
+const std::map<std::string, Attention> kAttention = {{"unfused", Attention::unfused}, {"flash", Attention::flash}};
 
 void read_model(JsonFields& top, Model& m, ConfigErrors& errors) {
   const json* obj = top.object("model", true);
@@ -27,6 +28,7 @@ void read_model(JsonFields& top, Model& m, ConfigErrors& errors) {
   f.required("seq_len", m.seq_len);
   f.required("vocab", m.vocab);
   f.optional("ffn_hidden", m.ffn_hidden);
+  f.optional("dropout", m.dropout);
   f.reject_unknown();
 }
 
@@ -46,6 +48,10 @@ void read_plan(JsonFields& top, Plan& p, ConfigErrors& errors) {
   f.optional("scatter_gather", p.scatter_gather);
   f.optional_enum("precision", p.precision, kPrecision);
   f.optional("seed", p.seed);
+  f.optional("fused_ops", p.fused_ops);
+  f.optional_enum("attention", p.attention, kAttention);
+  f.optional("distributed_optimizer", p.distributed_optimizer);
+  f.optional("grad_accumulation_fusion", p.grad_accumulation_fusion);
   f.reject_unknown();
 }
 
@@ -62,30 +68,9 @@ void read_optimizer(JsonFields& top, OptimizerConfig& o, ConfigErrors& errors) {
   f.reject_unknown();
 }
 
-void read_link(JsonFields& top, const char* key, Link& link, ConfigErrors& errors) {
-  const json* obj = top.object(key, false);
-  if (obj == nullptr) return;
-  JsonFields f(*obj, top.field(key), errors);
-  f.required("bandwidth_gbs", link.bandwidth_gbs);
-  f.required("latency_us", link.latency_us);
-  f.reject_unknown();
-}
+}  // namespace
 
-void read_machine_fields(const json& j, const std::string& where, Machine& m, ConfigErrors& errors) {
-  JsonFields f(j, where, errors);
-  f.required("name", m.name);
-  f.optional("gpu", m.gpu);
-  f.optional("gpus_per_node", m.gpus_per_node);
-  f.optional("memory_bytes", m.memory_bytes);
-  f.optional("memory_bandwidth_gbs", m.memory_bandwidth_gbs);
-  f.optional("peak_tflops", m.peak_tflops);
-  read_link(f, "intra_node", m.intra_node, errors);
-  read_link(f, "inter_node", m.inter_node, errors);
-  f.optional("sources", m.sources);
-  f.reject_unknown();
-}
-
-json parse_file(const std::filesystem::path& file, const std::string& what) {
+json parse_json_file(const std::filesystem::path& file, const std::string& what) {
   std::ifstream in(file);
   if (!in) throw ConfigRefused({{what, "cannot open " + file.string()}});
   try {
@@ -95,16 +80,9 @@ json parse_file(const std::filesystem::path& file, const std::string& what) {
   }
 }
 
-}  // namespace
-
 ConfigRefused::ConfigRefused(ConfigErrors errors)
     : std::runtime_error(errors.empty() ? "config refused" : errors.front().message),
       errors_(std::move(errors)) {}
-
-double Machine::peak_for(const std::string& precision) const {
-  auto it = peak_tflops.find(precision);
-  return it == peak_tflops.end() ? 0.0 : it->second;
-}
 
 std::string to_string(Recompute r) {
   for (const auto& [name, value] : kRecompute)
@@ -112,18 +90,16 @@ std::string to_string(Recompute r) {
   return "?";
 }
 
+std::string to_string(Attention a) {
+  for (const auto& [name, value] : kAttention)
+    if (value == a) return name;
+  return "?";
+}
+
 std::string to_string(Precision p) {
   for (const auto& [name, value] : kPrecision)
     if (value == p) return name;
   return "?";
-}
-
-Machine machine_from_json(const json& j, const std::string& where) {
-  ConfigErrors errors;
-  Machine m;
-  read_machine_fields(j, where, m, errors);
-  if (!errors.empty()) throw ConfigRefused(std::move(errors));
-  return m;
 }
 
 Machine load_machine(const std::string& name, const std::filesystem::path& machines_dir) {
@@ -136,7 +112,7 @@ Machine load_machine(const std::string& name, const std::filesystem::path& machi
     throw ConfigRefused({{"machine", "machine \"" + name + "\" is not known; known machines:" +
                                          (known.empty() ? " (none in " + machines_dir.string() + ")" : known)}});
   }
-  return machine_from_json(parse_file(file, "machine"), "machine(" + name + ")");
+  return machine_from_json(parse_json_file(file, "machine"), "machine(" + name + ")");
 }
 
 Config config_from_json(const json& j, const std::filesystem::path& machines_dir) {
@@ -156,7 +132,11 @@ Config config_from_json(const json& j, const std::filesystem::path& machines_dir
       errors.insert(errors.end(), e.errors().begin(), e.errors().end());
     }
   } else if (machine->is_object()) {
-    read_machine_fields(*machine, "machine", c.machine, errors);
+    try {
+      c.machine = machine_from_json(*machine, "machine");
+    } catch (const ConfigRefused& e) {
+      errors.insert(errors.end(), e.errors().begin(), e.errors().end());
+    }
   } else {
     top.error("machine", "machine must be a profile name or an object (got " + machine->dump() + ")");
   }
@@ -167,7 +147,7 @@ Config config_from_json(const json& j, const std::filesystem::path& machines_dir
 }
 
 Config load_config(const std::filesystem::path& file, const std::filesystem::path& machines_dir) {
-  return config_from_json(parse_file(file, "config"), machines_dir);
+  return config_from_json(parse_json_file(file, "config"), machines_dir);
 }
 
 std::filesystem::path default_machines_dir() {

@@ -7,7 +7,7 @@ using nlohmann::json;
 
 json to_json(const Model& m) {
   return {{"layers", m.layers}, {"hidden", m.hidden},   {"heads", m.heads},
-          {"seq_len", m.seq_len}, {"vocab", m.vocab}, {"ffn_hidden", m.ffn()}};
+          {"seq_len", m.seq_len}, {"vocab", m.vocab}, {"ffn_hidden", m.ffn()}, {"dropout", m.dropout}};
 }
 
 json to_json(const Plan& p) {
@@ -22,24 +22,11 @@ json to_json(const Plan& p) {
           {"sequence_parallel", p.sequence_parallel},
           {"scatter_gather", p.scatter_gather},
           {"precision", to_string(p.precision)},
-          {"seed", p.seed}};
-}
-
-namespace {
-json to_json(const Link& l) { return {{"bandwidth_gbs", l.bandwidth_gbs}, {"latency_us", l.latency_us}}; }
-}  // namespace
-
-json to_json(const Machine& m) {
-  json j = {{"name", m.name},
-            {"gpu", m.gpu},
-            {"gpus_per_node", m.gpus_per_node},
-            {"memory_bytes", m.memory_bytes},
-            {"memory_bandwidth_gbs", m.memory_bandwidth_gbs},
-            {"peak_tflops", m.peak_tflops},
-            {"intra_node", to_json(m.intra_node)},
-            {"inter_node", to_json(m.inter_node)}};
-  if (!m.sources.empty()) j["sources"] = m.sources;
-  return j;
+          {"seed", p.seed},
+          {"fused_ops", p.fused_ops},
+          {"attention", to_string(p.attention)},
+          {"distributed_optimizer", p.distributed_optimizer},
+          {"grad_accumulation_fusion", p.grad_accumulation_fusion}};
 }
 
 json to_json(const OptimizerConfig& o) {

@@ -1,5 +1,6 @@
-// A machine profile: the GPU (or CPU) and its interconnect. Read from
-// sweeps/machines/<name>.json; every number there carries a source note.
+// A machine profile: the GPU (or CPU), its memory, its interconnect and how
+// efficiently kernels and collectives use them. Read from
+// sweeps/machines/<name>.json, where every number carries a source note.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -8,8 +9,24 @@
 namespace ptdp {
 
 struct Link {
-  double bandwidth_gbs = 0;  // unidirectional GB/s (1e9 bytes/s) per GPU on this link class
+  double bandwidth_gbs = 0;  // unidirectional GB/s (1e9 bytes/s): per GPU (intra-node), per NIC (inter-node)
   double latency_us = 0;     // per-message latency in microseconds
+  int nics_per_node = 0;     // inter-node only: network adapters per node (0: one per GPU)
+};
+
+// What fraction of the datasheet rates kernels and transfers reach. These
+// drive the analytical cost model when no calibration table is given.
+struct Efficiency {
+  double gemm = 0.8;          // large dense GEMM throughput / peak
+  double gemm_k_half = 64;    // K at which a GEMM's efficiency halves (K/(K + k_half))
+  int gemm_tile_m = 128;      // output tile rows and columns of one thread block,
+  int gemm_tile_n = 128;      //   for wave quantization over the SMs
+  int sms = 1;                // streaming multiprocessors (concurrent tiles)
+  double memory = 0.8;        // element-wise kernel bandwidth / datasheet bandwidth
+  double kernel_launch_us = 5;  // fixed cost per kernel
+  double flash_attention = 0.5; // fused attention throughput / peak
+  double intra_node = 0.75;   // collective bus bandwidth / link bandwidth inside a node
+  double inter_node = 0.9;    // achieved / datasheet NIC bandwidth
 };
 
 struct Machine {
@@ -17,14 +34,18 @@ struct Machine {
   std::string gpu;                            // device model, e.g. "NVIDIA A100-SXM4-80GB"
   int gpus_per_node = 1;                      // devices sharing the intra-node link
   std::int64_t memory_bytes = 0;              // device memory per GPU
+  std::int64_t memory_reserved_bytes = 0;     // not available to tensors (context, communication buffers)
   double memory_bandwidth_gbs = 0;            // device memory bandwidth, GB/s
   std::map<std::string, double> peak_tflops;  // dense peak per precision ("fp32", "bf16", ...)
   Link intra_node;                            // NVLink/NVSwitch (or shared memory on a CPU)
-  Link inter_node;                            // InfiniBand per GPU
+  Link inter_node;                            // InfiniBand
+  Efficiency efficiency;                      // kernel and link efficiencies
   std::map<std::string, std::string> sources; // field name -> where its number comes from
 
   // Dense peak for a precision name, or 0 when the profile does not give one.
   double peak_for(const std::string& precision) const;
+  // Network adapters per node (one per GPU when the profile does not say).
+  int nics_per_node() const { return inter_node.nics_per_node > 0 ? inter_node.nics_per_node : gpus_per_node; }
 };
 
 }  // namespace ptdp

@@ -7,6 +7,7 @@ namespace ptdp {
 
 enum class Recompute { none, selective, full };
 enum class Precision { fp32, bf16, fp16 };
+enum class Attention { unfused, flash };
 
 struct Plan {
   int tp = 1;              // t: tensor-parallel size (splits heads, MLP and vocabulary)
@@ -20,6 +21,11 @@ struct Plan {
   bool sequence_parallel = false;          // split layernorm/dropout over t along s
   bool scatter_gather = false;             // send 1/t of boundary activations, all-gather after
   Precision precision = Precision::bf16;   // compute type; fp32 on the CPU backend
+  bool fused_ops = true;                   // fused bias+GeLU, bias+dropout+add, scale+mask+softmax
+  Attention attention = Attention::unfused;  // unfused: GEMM, softmax, GEMM (the paper); flash: one fused kernel
+  bool distributed_optimizer = false;      // optimizer state sharded over the data-parallel group
+  bool grad_accumulation_fusion = true;    // weight-gradient GEMMs add into the fp32 gradients directly;
+                                           // false: a separate pass per micro-batch (Megatron-LM of 2021)
   std::uint64_t seed = 1;                  // weights and synthetic data are pure functions of it
 
   int world_size() const { return tp * pp * dp; }
@@ -29,5 +35,6 @@ struct Plan {
 
 std::string to_string(Recompute r);
 std::string to_string(Precision p);
+std::string to_string(Attention a);
 
 }  // namespace ptdp

@@ -37,6 +37,7 @@ void check_model(const Model& m, Rules& r) {
   r.positive("model.vocab", m.vocab);
   if (m.ffn_hidden < 0) r.fail("model.ffn_hidden", "model.ffn_hidden must be positive (or 0 for 4·hidden)");
   r.divides("model.heads", m.heads, "model.hidden", m.hidden);
+  if (!(m.dropout >= 0 && m.dropout < 1)) r.fail("model.dropout", "model.dropout must be in [0, 1)");
 }
 
 void check_plan_sizes(const Plan& p, Rules& r) {

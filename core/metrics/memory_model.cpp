@@ -2,7 +2,6 @@
 #include "core/metrics/memory_model.h"
 
 #include <algorithm>
-#include <map>
 
 #include "core/model/chunk_layout.h"
 
@@ -55,6 +54,16 @@ std::int64_t head_activation_bytes(const Model& m, const Plan& p, const MemoryTr
   return n * ((2 * h + m.vocab / p.tp) * tr.weight_bytes + 4 * 4);
 }
 
+std::int64_t peak_alive_bytes(const Program& program, const std::vector<std::int64_t>& chunk_bytes) {
+  std::int64_t alive = 0, peak = 0;
+  for (const Instr& in : program) {
+    if (in.op == Op::forward) alive += chunk_bytes[static_cast<std::size_t>(in.chunk)];
+    peak = std::max(peak, alive);
+    if (in.op == Op::backward) alive -= chunk_bytes[static_cast<std::size_t>(in.chunk)];
+  }
+  return peak;
+}
+
 MemoryBreakdown memory_model(const Model& m, const Plan& p, const MemoryTraits& tr, int pp_rank,
                              const Program& program) {
   MemoryBreakdown mb;
@@ -62,18 +71,13 @@ MemoryBreakdown memory_model(const Model& m, const Plan& p, const MemoryTraits& 
   mb.params = params * tr.weight_bytes;
   mb.grads = params * 4;
   mb.optimizer = params * (8 + (tr.master_weights ? 4 : 0));
-  std::map<int, std::int64_t> chunk_bytes;  // bytes one micro-batch keeps on each chunk
+  std::vector<std::int64_t> chunk_bytes;  // bytes one micro-batch keeps on each chunk
   for (int c = 0; c < p.virtual_stages; ++c) {
     const ChunkLayout l = chunk_layout(m, p, pp_rank, c);
-    chunk_bytes[c] = i64(l.num_layers) * layer_activation_bytes(m, p, tr) +
-                     (l.has_head ? head_activation_bytes(m, p, tr) : 0);
+    chunk_bytes.push_back(i64(l.num_layers) * layer_activation_bytes(m, p, tr) +
+                          (l.has_head ? head_activation_bytes(m, p, tr) : 0));
   }
-  std::int64_t alive = 0, peak = 0;
-  for (const Instr& in : program) {
-    if (in.op == Op::forward) alive += chunk_bytes[in.chunk];
-    peak = std::max(peak, alive);
-    if (in.op == Op::backward) alive -= chunk_bytes[in.chunk];
-  }
+  std::int64_t peak = peak_alive_bytes(program, chunk_bytes);
   if (p.recompute == Recompute::full && peak > 0) {  // one layer recomputed at a time in backward
     Plan again = p;
     again.recompute = Recompute::none;

@@ -5,6 +5,7 @@
 // a heads, f MLP inner size, V vocabulary, t tensor-parallel size.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "core/config/model.h"
 #include "core/config/plan.h"
@@ -37,6 +38,10 @@ std::int64_t rank_parameter_count(const Model& m, const Plan& p, int pp_rank);
 std::int64_t layer_activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr);
 // Bytes the output layer keeps for one micro-batch (last stage).
 std::int64_t head_activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr);
+
+// The most bytes alive at once while `program` runs, when a forward of chunk c
+// makes chunk_bytes[c] alive until the backward of the same (mb, c).
+std::int64_t peak_alive_bytes(const Program& program, const std::vector<std::int64_t>& chunk_bytes);
 
 // The whole breakdown for `pp_rank`, whose iteration is `program` (for the
 // activations alive at its peak).

@@ -27,6 +27,7 @@ nlohmann::json throughput_metrics(const Config& cfg, double iteration_s) {
   j["hardware_tflops_per_gpu"] = iteration_s > 0 ? hardware / (gpus * iteration_s) / 1e12 : 0.0;
   j["aggregate_pflops"] = per_gpu * gpus / 1e3;
   j["tokens_per_s"] = iteration_s > 0 ? batch * m.seq_len / iteration_s : 0.0;
+  j["sequences_per_s"] = iteration_s > 0 ? batch / iteration_s : 0.0;
   const double peak = cfg.machine.peak_for(to_string(p.precision));
   j["peak_tflops_used"] = peak > 0 ? nlohmann::json(peak) : nlohmann::json(nullptr);
   j["percent_of_peak"] = peak > 0 ? nlohmann::json(100.0 * per_gpu / peak) : nlohmann::json(nullptr);

@@ -73,7 +73,9 @@ nlohmann::json chrome_trace(const Timeline& events, const std::string& title) {
                     {"pid", 0},
                     {"tid", e.rank},
                     {"ts", e.start_s * 1e6},
-                    {"dur", (e.end_s - e.start_s) * 1e6}});
+                    {"dur", (e.end_s - e.start_s) * 1e6},
+                    {"args", {{"op", static_cast<int>(e.instr.op)}, {"mb", e.instr.mb}, {"chunk", e.instr.chunk},
+                              {"group", static_cast<int>(e.group)}, {"comm", static_cast<int>(e.comm)}}}});
     ranks.push_back(e.rank);
   }
   std::sort(ranks.begin(), ranks.end());
@@ -83,6 +85,29 @@ nlohmann::json chrome_trace(const Timeline& events, const std::string& title) {
                     {"args", {{"name", "rank " + std::to_string(r)}}}});
   list.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", title}}}});
   return {{"traceEvents", list}, {"displayTimeUnit", "ms"}};
+}
+
+}  // namespace ptdp
+
+namespace ptdp {
+
+Timeline timeline_from_chrome_trace(const nlohmann::json& trace) {
+  Timeline out;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.value("ph", "") != "X" || !e.contains("args")) continue;
+    const auto& a = e["args"];
+    TimelineEvent t;
+    t.rank = e.at("tid").get<int>();
+    t.instr.op = static_cast<Op>(a.at("op").get<int>());
+    t.instr.mb = a.at("mb").get<int>();
+    t.instr.chunk = a.at("chunk").get<int>();
+    t.group = static_cast<CommGroup>(a.at("group").get<int>());
+    t.comm = static_cast<CommOp>(a.at("comm").get<int>());
+    t.start_s = e.at("ts").get<double>() * 1e-6;
+    t.end_s = t.start_s + e.at("dur").get<double>() * 1e-6;
+    out.push_back(t);
+  }
+  return out;
 }
 
 }  // namespace ptdp

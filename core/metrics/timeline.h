@@ -46,7 +46,9 @@ std::vector<double> pack_timeline(const Timeline& events);
 Timeline unpack_timeline(const std::vector<double>& packed);
 
 // Chrome trace JSON ("traceEvents", complete events in microseconds, pid 0,
-// tid = rank, named by the instruction).
+// tid = rank, named by the instruction; "args" keep the event exactly).
 nlohmann::json chrome_trace(const Timeline& events, const std::string& title);
+// The events of a trace written by chrome_trace (metadata events skipped).
+Timeline timeline_from_chrome_trace(const nlohmann::json& trace);
 
 }  // namespace ptdp

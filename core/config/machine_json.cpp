@@ -1,0 +1,93 @@
+// Machine profiles in and out of JSON, strictly (unknown keys are errors).
+#include "core/config/config.h"
+#include "core/config/json_fields.h"
+
+namespace ptdp {
+
+using nlohmann::json;
+
+namespace {
+
+void read_link(JsonFields& top, const char* key, Link& link, ConfigErrors& errors) {
+  const json* obj = top.object(key, false);
+  if (obj == nullptr) return;
+  JsonFields f(*obj, top.field(key), errors);
+  f.required("bandwidth_gbs", link.bandwidth_gbs);
+  f.required("latency_us", link.latency_us);
+  f.optional("nics_per_node", link.nics_per_node);
+  f.reject_unknown();
+}
+
+void read_efficiency(JsonFields& top, Efficiency& e, ConfigErrors& errors) {
+  const json* obj = top.object("efficiency", false);
+  if (obj == nullptr) return;
+  JsonFields f(*obj, top.field("efficiency"), errors);
+  f.optional("gemm", e.gemm);
+  f.optional("gemm_k_half", e.gemm_k_half);
+  f.optional("gemm_tile_m", e.gemm_tile_m);
+  f.optional("gemm_tile_n", e.gemm_tile_n);
+  f.optional("sms", e.sms);
+  f.optional("memory", e.memory);
+  f.optional("kernel_launch_us", e.kernel_launch_us);
+  f.optional("flash_attention", e.flash_attention);
+  f.optional("intra_node", e.intra_node);
+  f.optional("inter_node", e.inter_node);
+  f.reject_unknown();
+}
+
+json to_json(const Link& l) {
+  json j = {{"bandwidth_gbs", l.bandwidth_gbs}, {"latency_us", l.latency_us}};
+  if (l.nics_per_node > 0) j["nics_per_node"] = l.nics_per_node;
+  return j;
+}
+
+json to_json(const Efficiency& e) {
+  return {{"gemm", e.gemm},         {"gemm_k_half", e.gemm_k_half},         {"gemm_tile_m", e.gemm_tile_m},
+          {"gemm_tile_n", e.gemm_tile_n}, {"sms", e.sms},                  {"memory", e.memory},
+          {"kernel_launch_us", e.kernel_launch_us}, {"flash_attention", e.flash_attention},
+          {"intra_node", e.intra_node}, {"inter_node", e.inter_node}};
+}
+
+}  // namespace
+
+double Machine::peak_for(const std::string& precision) const {
+  auto it = peak_tflops.find(precision);
+  return it == peak_tflops.end() ? 0.0 : it->second;
+}
+
+Machine machine_from_json(const json& j, const std::string& where) {
+  ConfigErrors errors;
+  Machine m;
+  JsonFields f(j, where, errors);
+  f.required("name", m.name);
+  f.optional("gpu", m.gpu);
+  f.optional("gpus_per_node", m.gpus_per_node);
+  f.optional("memory_bytes", m.memory_bytes);
+  f.optional("memory_reserved_bytes", m.memory_reserved_bytes);
+  f.optional("memory_bandwidth_gbs", m.memory_bandwidth_gbs);
+  f.optional("peak_tflops", m.peak_tflops);
+  read_link(f, "intra_node", m.intra_node, errors);
+  read_link(f, "inter_node", m.inter_node, errors);
+  read_efficiency(f, m.efficiency, errors);
+  f.optional("sources", m.sources);
+  f.reject_unknown();
+  if (!errors.empty()) throw ConfigRefused(std::move(errors));
+  return m;
+}
+
+json to_json(const Machine& m) {
+  json j = {{"name", m.name},
+            {"gpu", m.gpu},
+            {"gpus_per_node", m.gpus_per_node},
+            {"memory_bytes", m.memory_bytes},
+            {"memory_reserved_bytes", m.memory_reserved_bytes},
+            {"memory_bandwidth_gbs", m.memory_bandwidth_gbs},
+            {"peak_tflops", m.peak_tflops},
+            {"intra_node", to_json(m.intra_node)},
+            {"inter_node", to_json(m.inter_node)},
+            {"efficiency", to_json(m.efficiency)}};
+  if (!m.sources.empty()) j["sources"] = m.sources;
+  return j;
+}
+
+}  // namespace ptdp

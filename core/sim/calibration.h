@@ -1,0 +1,51 @@
+// A calibration table: measured per-op costs of one machine (from ptdp's
+// microbenchmarks, `ptdp calibrate`), which the cost model prefers to its
+// analytical curves. A GEMM's analytical time is scaled by measured/analytical
+// at the nearest measured shape (distance in log m, n, k, batch).
+#pragma once
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/sim/device_rates.h"
+
+namespace ptdp {
+
+inline constexpr const char* kCalibrationSchema = "ptdp.calibration/1";
+
+struct GemmSample {
+  GemmShape shape;
+  double seconds = 0;
+};
+
+// α–β of a collective on one link class: time = alpha + bytes·factor/busbw.
+struct CollectiveRate {
+  double alpha_us = 0;
+  double busbw_gbs = 0;
+};
+
+struct Calibration {
+  std::string name;                    // file stem, named in projections made with it
+  std::string machine;                 // profile it calibrates
+  std::string source;                  // what was measured, where, when
+  std::string precision = "bf16";      // element type of the GEMM samples
+  double memory_bandwidth_gbs = 0;     // achieved by element-wise kernels (0: not measured)
+  double flash_attention_tflops = 0;   // achieved by fused attention (0: not measured)
+  std::vector<GemmSample> gemms;       // measured GEMMs
+  std::map<std::string, CollectiveRate> collectives;  // "intra_node.all_reduce", "inter_node.all_gather", ...
+
+  // Reads "ptdp.calibration/1" JSON; std::runtime_error naming the file and field when malformed.
+  static Calibration load(const std::filesystem::path& file);
+  static Calibration from_json(const nlohmann::json& j, const std::string& where);
+  nlohmann::json to_json() const;
+
+  // measured / analytical time at the measured shape nearest to g; 1 without samples.
+  double gemm_time_ratio(const GemmShape& g, const DeviceRates& rates) const;
+  // Measured collective rate, or null when absent.
+  const CollectiveRate* collective(const std::string& key) const;
+};
+
+}  // namespace ptdp

@@ -1,0 +1,104 @@
+// Cost tables of a configuration.
+#include "core/sim/cost_model.h"
+
+#include <algorithm>
+
+#include "core/metrics/memory_model.h"
+#include "core/model/chunk_layout.h"
+
+namespace ptdp {
+
+CostModel::CostModel(const Config& cfg, const Calibration* calibration) : p_(cfg.plan.pp), v_(cfg.plan.virtual_stages) {
+  const DeviceRates dev(cfg.machine, cfg.plan.precision, calibration);
+  const CommModel comm(cfg.machine, calibration);
+  const Placement tp = tp_placement(cfg.plan.tp, cfg.machine.gpus_per_node);
+  layer_ = layer_costs(cfg.model, cfg.plan, dev, comm, tp);
+  edges_ = edge_costs(cfg.model, cfg.plan, dev, comm, tp);
+  build_chunk_costs(cfg, dev);
+  build_step_costs(cfg, comm);
+  for (int r = 0; r < p_; ++r) {
+    to_next_.push_back(boundary_transfer(cfg, comm, r, (r + 1) % p_));
+    to_prev_.push_back(boundary_transfer(cfg, comm, r, (r + p_ - 1) % p_));
+  }
+  // Optimizer: memory-bound passes of a mixed-precision step, bytes per parameter:
+  // unscale and check the fp32 gradients (8), global norm (4), clip (8), Adam
+  // (gradient 4, master, m and v read and written 24), masters to 16-bit weights
+  // (6), zero the gradients (4): 58.
+  for (int r = 0; r < p_; ++r)
+    optimizer_.push_back(dev.memory_seconds(58.0 * static_cast<double>(rank_parameter_count(cfg.model, cfg.plan, r)), 7));
+}
+
+void CostModel::build_chunk_costs(const Config& cfg, const DeviceRates& dev) {
+  for (int r = 0; r < p_; ++r)
+    for (int c = 0; c < v_; ++c) {
+      const ChunkLayout l = chunk_layout(cfg.model, cfg.plan, r, c);
+      PassCost f = l.num_layers * layer_.forward, b = l.num_layers * layer_.backward;
+      b += l.num_layers * layer_.recompute;
+      if (!cfg.plan.grad_accumulation_fusion) {
+        // Each micro-batch's 16-bit weight gradients are added into the fp32
+        // main gradients in a pass of their own: read 2, read 4 and write 4 bytes.
+        const double params = static_cast<double>(rank_parameter_count(cfg.model, cfg.plan, r)) / v_;
+        b.memory += dev.memory_seconds(10 * params, 1);
+      }
+      if (l.has_embedding) f += edges_.embedding_forward, b += edges_.embedding_backward;
+      if (l.has_head) f += edges_.head_forward, b += edges_.head_backward;
+      forward_.push_back(f);
+      backward_.push_back(b);
+    }
+}
+
+void CostModel::build_step_costs(const Config& cfg, const CommModel& comm) {
+  const Plan& p = cfg.plan;
+  const int gpus = cfg.machine.gpus_per_node;
+  const double grad_bytes = 4;  // fp32 main gradients, also under fp16 (projected_memory.h)
+  const Placement dp = dp_placement(p.tp, p.dp, gpus);
+  for (int r = 0; r < p_; ++r) {
+    const double params = static_cast<double>(rank_parameter_count(cfg.model, p, r));
+    // The distributed optimizer reduce-scatters gradients and all-gathers 16-bit weights instead.
+    const double t = p.distributed_optimizer
+                         ? comm.reduce_scatter(params * grad_bytes, dp) + comm.all_gather(params * 2, dp)
+                         : comm.all_reduce(params * grad_bytes, dp);
+    dp_reduce_.push_back(t);
+  }
+  // Tied embedding: the word embedding shard summed between the first and last stage.
+  const int last = (p.pp - 1) * p.tp * p.dp;
+  const bool same = last / gpus == 0;
+  const double word = static_cast<double>(cfg.model.vocab) / p.tp * cfg.model.hidden * grad_bytes;
+  tied_reduce_ = p.pp > 1 ? comm.all_reduce(word, {2, same ? 2 : 1}) : 0.0;
+}
+
+double CostModel::boundary_transfer(const Config& cfg, const CommModel& comm, int src, int dst) const {
+  const Plan& p = cfg.plan;
+  const int gpus = cfg.machine.gpus_per_node, stage = p.tp * p.dp;
+  const bool same_node = (src * stage) / gpus == (dst * stage) / gpus;
+  const double e = p.precision == Precision::fp32 ? 4 : 2;
+  const double bytes = static_cast<double>(p.micro_batch) * cfg.model.seq_len * cfg.model.hidden * e;
+  const int senders = std::min(stage, gpus);  // this stage's ranks on a node send at once
+  if (!p.scatter_gather || p.tp == 1) return comm.p2p(bytes, same_node, senders);
+  // Each tensor-parallel rank sends 1/t; the receivers all-gather over NVLink.
+  return comm.p2p(bytes / p.tp, same_node, senders) + comm.all_gather(bytes, tp_placement(p.tp, gpus));
+}
+
+double CostModel::transfer(int src, int dst) const {
+  if (dst == (src + 1) % p_) return to_next_[static_cast<std::size_t>(src)];
+  return to_prev_[static_cast<std::size_t>(src)];
+}
+
+PipelineCosts CostModel::pipeline_costs() const {
+  PipelineCosts c;
+  c.duration = [this](int rank, const Instr& in) {
+    switch (in.op) {
+      case Op::forward: return forward(rank, in.chunk).total();
+      case Op::backward: return backward(rank, in.chunk).total();
+      case Op::send_forward: case Op::send_backward: return transfer(rank, in.peer);
+      case Op::reduce_tied: return tied_reduce();
+      case Op::reduce_grads: return dp_reduce(rank);
+      case Op::optimizer_step: return optimizer(rank);
+      default: return 0.0;
+    }
+  };
+  c.transfer = [this](int src, int dst, const Instr&) { return transfer(src, dst); };
+  return c;
+}
+
+}  // namespace ptdp

@@ -1,0 +1,50 @@
+// The cost of every instruction of a rank's program, for the simulator: the
+// forward and backward of each model chunk on each pipeline rank (its layers,
+// plus the embedding or output layer at the ends), the transfer of a boundary
+// activation between stages (with scatter/gather and the adapters it shares),
+// the tied-embedding and data-parallel gradient reductions and the optimizer
+// step. Tables are built once, so a projection costs a lookup per instruction.
+#pragma once
+#include <vector>
+
+#include "core/config/config.h"
+#include "core/sim/layer_costs.h"
+#include "core/sim/pipeline_sim.h"
+
+namespace ptdp {
+
+class CostModel {
+ public:
+  CostModel(const Config& cfg, const Calibration* calibration);
+
+  const PassCost& forward(int pp_rank, int chunk) const { return forward_[index(pp_rank, chunk)]; }
+  const PassCost& backward(int pp_rank, int chunk) const { return backward_[index(pp_rank, chunk)]; }
+  // One boundary activation (or its gradient) from pipeline rank src to dst.
+  double transfer(int src, int dst) const;
+  double tied_reduce() const { return tied_reduce_; }
+  double dp_reduce(int pp_rank) const { return dp_reduce_[static_cast<std::size_t>(pp_rank)]; }
+  double optimizer(int pp_rank) const { return optimizer_[static_cast<std::size_t>(pp_rank)]; }
+
+  // Durations for simulate_pipeline: sends block the sender for the transfer
+  // (Megatron's paired send/receive waits for completion).
+  PipelineCosts pipeline_costs() const;
+
+  const LayerCosts& layer() const { return layer_; }
+  const EdgeCosts& edges() const { return edges_; }
+
+ private:
+  std::size_t index(int pp_rank, int chunk) const { return static_cast<std::size_t>(pp_rank * v_ + chunk); }
+  void build_chunk_costs(const Config& cfg, const DeviceRates& dev);
+  void build_step_costs(const Config& cfg, const CommModel& comm);
+  double boundary_transfer(const Config& cfg, const CommModel& comm, int src, int dst) const;
+
+  int p_, v_;
+  LayerCosts layer_;
+  EdgeCosts edges_;
+  std::vector<PassCost> forward_, backward_;  // [pp_rank·v + chunk]
+  std::vector<double> to_next_, to_prev_;     // transfer from rank r to r+1 and to r−1 (wrapping)
+  double tied_reduce_ = 0;
+  std::vector<double> dp_reduce_, optimizer_;
+};
+
+}  // namespace ptdp

@@ -1,0 +1,57 @@
+// The analytical GEMM curve, memory-bound kernels, fused attention.
+#include "core/sim/device_rates.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "core/sim/calibration.h"
+
+namespace ptdp {
+
+DeviceRates::DeviceRates(const Machine& machine, Precision precision, const Calibration* calibration)
+    : machine_(machine), calibration_(calibration) {
+  const double peak = machine.peak_for(to_string(precision));
+  if (peak <= 0)
+    throw std::invalid_argument("machine \"" + machine.name + "\" gives no peak_tflops for " + to_string(precision));
+  peak_flops_ = peak * 1e12;
+  element_bytes_ = precision == Precision::fp32 ? 4 : 2;
+  bandwidth_ = machine.memory_bandwidth_gbs * 1e9 * machine.efficiency.memory;
+  if (calibration_ != nullptr && calibration_->memory_bandwidth_gbs > 0)
+    bandwidth_ = calibration_->memory_bandwidth_gbs * 1e9;
+  if (bandwidth_ <= 0) throw std::invalid_argument("machine \"" + machine.name + "\" gives no memory bandwidth");
+  launch_s_ = machine.efficiency.kernel_launch_us * 1e-6;
+}
+
+double DeviceRates::analytical_gemm_efficiency(const GemmShape& g) const {
+  const Efficiency& e = machine_.efficiency;
+  const double tiles = std::ceil(g.m / e.gemm_tile_m) * std::ceil(g.n / e.gemm_tile_n) * g.batch;
+  const double slots = std::ceil(tiles / std::max(1, e.sms)) * std::max(1, e.sms);
+  const double useful = (g.m * g.n * g.batch) / (e.gemm_tile_m * e.gemm_tile_n);
+  const double waves = std::min(1.0, useful / slots);
+  return e.gemm * waves * g.k / (g.k + e.gemm_k_half);
+}
+
+double DeviceRates::analytical_gemm_seconds(const GemmShape& g) const {
+  if (g.flops() <= 0) return 0.0;
+  const double bytes = (g.m * g.k + g.k * g.n + g.m * g.n) * g.batch * element_bytes_;
+  return std::max(g.flops() / (peak_flops_ * analytical_gemm_efficiency(g)), bytes / bandwidth_) + launch_s_;
+}
+
+double DeviceRates::gemm_seconds(const GemmShape& g) const {
+  const double t = analytical_gemm_seconds(g);
+  return calibration_ != nullptr ? t * calibration_->gemm_time_ratio(g, *this) : t;
+}
+
+double DeviceRates::memory_seconds(double bytes, int kernels) const {
+  return bytes / bandwidth_ + kernels * launch_s_;
+}
+
+double DeviceRates::flash_attention_seconds(double flops, double io_bytes) const {
+  double eff = machine_.efficiency.flash_attention;
+  if (calibration_ != nullptr && calibration_->flash_attention_tflops > 0)
+    eff = calibration_->flash_attention_tflops * 1e12 / peak_flops_;
+  return std::max(flops / (peak_flops_ * eff), io_bytes / bandwidth_) + launch_s_;
+}
+
+}  // namespace ptdp

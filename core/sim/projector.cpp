@@ -1,0 +1,97 @@
+// project(): build the programs, simulate, account the time, check memory.
+#include "core/sim/projector.h"
+
+#include <algorithm>
+
+#include "core/metrics/result.h"
+#include "core/schedule/registry.h"
+#include "core/sim/cost_model.h"
+#include "core/sim/projected_memory.h"
+
+namespace ptdp {
+
+namespace {
+
+// Adds one rank's time by category from its simulated events.
+void account(const CostModel& costs, const TimelineEvent& e, Breakdown& b) {
+  const double span = e.end_s - e.start_s;
+  const auto split = [&](const PassCost& c) {
+    const double total = c.total();
+    b.compute += total > 0 ? span * c.compute() / total : 0;
+    b.tp_comm += total > 0 ? span * c.tp_comm / total : 0;
+  };
+  switch (e.instr.op) {
+    case Op::forward: split(costs.forward(e.rank, e.instr.chunk)); break;
+    case Op::backward: split(costs.backward(e.rank, e.instr.chunk)); break;
+    case Op::send_forward: case Op::send_backward: case Op::reduce_tied: b.pp_comm += span; break;
+    case Op::reduce_grads: b.dp_comm += span; break;
+    case Op::optimizer_step: b.optimizer += span; break;
+    default: break;  // receives: waiting, counted in the bubble
+  }
+}
+
+Breakdown breakdown(const CostModel& costs, const Timeline& timeline, int p, double iteration_s) {
+  Breakdown b;
+  for (const auto& e : timeline) account(costs, e, b);
+  const double ranks = p;
+  b.compute /= ranks, b.tp_comm /= ranks, b.pp_comm /= ranks, b.dp_comm /= ranks, b.optimizer /= ranks;
+  b.bubble = std::max(0.0, iteration_s - b.compute - b.tp_comm - b.pp_comm - b.dp_comm - b.optimizer);
+  return b;
+}
+
+}  // namespace
+
+ConfigErrors check_projectable(const Config& cfg) {
+  ConfigErrors e;
+  const std::string precision = to_string(cfg.plan.precision);
+  if (cfg.machine.peak_for(precision) <= 0)
+    e.push_back({"machine.peak_tflops", "machine \"" + cfg.machine.name + "\" gives no peak_tflops for \"" + precision +
+                                            "\" (plan.precision): a projection needs the dense peak"});
+  if (cfg.machine.memory_bandwidth_gbs <= 0)
+    e.push_back({"machine.memory_bandwidth_gbs", "machine \"" + cfg.machine.name +
+                                                     "\" gives no memory bandwidth: a projection needs it"});
+  return e;
+}
+
+Projection project(const Config& cfg, const Calibration* calibration) {
+  const Plan& p = cfg.plan;
+  const CostModel costs(cfg, calibration);
+  const auto programs = build_pipeline(p.schedule, p.pp, p.micro_batches(), p.virtual_stages);
+  Projection out;
+  out.timeline = simulate_pipeline(programs, costs.pipeline_costs());
+  for (const auto& e : out.timeline) out.iteration_s = std::max(out.iteration_s, e.end_s);
+  out.breakdown = breakdown(costs, out.timeline, p.pp, out.iteration_s);
+  out.bubble = pipeline_bubble(out.timeline);
+  for (int r = 0; r < p.pp; ++r) {
+    out.memory.push_back(projected_memory(cfg.model, p, r, programs[static_cast<std::size_t>(r)]));
+    out.peak_bytes = std::max(out.peak_bytes, out.memory.back().total());
+  }
+  out.fits = fits(cfg.machine, out.peak_bytes);
+  return out;
+}
+
+nlohmann::json projection_result(const Config& cfg, const Projection& proj, const Calibration* calibration) {
+  nlohmann::json r = result_header(cfg, "projected");
+  r["projection"] = {{"simulator", "ptdp.sim: one pipeline's instruction lists, analytical costs"},
+                     {"calibration", calibration != nullptr ? nlohmann::json(calibration->name) : nlohmann::json(nullptr)}};
+  nlohmann::json m = throughput_metrics(cfg, proj.iteration_s);
+  m["iteration_s"] = {{"median", proj.iteration_s}, {"min", proj.iteration_s}, {"max", proj.iteration_s},
+                      {"samples", {proj.iteration_s}}};
+  const Breakdown& b = proj.breakdown;
+  m["breakdown_s"] = {{"compute", b.compute}, {"tp_comm", b.tp_comm}, {"pp_comm", b.pp_comm},
+                      {"dp_comm", b.dp_comm}, {"optimizer", b.optimizer}, {"bubble", b.bubble}};
+  m["bubble"] = {{"measured", nullptr}, {"simulated", proj.bubble.mean_bubble},
+                 {"simulated_per_stage", proj.bubble.bubble}, {"analytical", analytical_bubble(cfg.plan)}};
+  nlohmann::json stages = nlohmann::json::array();
+  for (const auto& mem : proj.memory) stages.push_back(to_json(mem));
+  m["memory_bytes"] = {{"model", proj.memory.empty() ? nlohmann::json(nullptr) : to_json(proj.memory.front())},
+                       {"model_per_stage", stages}, {"peak_model", proj.peak_bytes},
+                       {"available", cfg.machine.memory_bytes - cfg.machine.memory_reserved_bytes},
+                       {"peak_measured", nullptr}, {"fits", proj.fits}};
+  r["metrics"] = m;
+  if (!proj.fits) r["does_not_fit"] = {{"peak_bytes", proj.peak_bytes}, {"available_bytes",
+                                                                          cfg.machine.memory_bytes - cfg.machine.memory_reserved_bytes}};
+  return r;
+}
+
+}  // namespace ptdp

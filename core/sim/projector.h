@@ -1,0 +1,52 @@
+// Projection of one configuration: the simulator runs the very instruction
+// lists the runtime runs (core/schedule), for the p ranks of one pipeline
+// (tensor- and data-parallel peers run the same list at the same times), with
+// durations from the cost model. Out come the iteration time, a breakdown of
+// each rank's time, the simulated bubble, the memory of every stage and whether
+// it fits.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/config/config.h"
+#include "core/metrics/memory_model.h"
+#include "core/metrics/timeline.h"
+#include "core/sim/calibration.h"
+
+namespace ptdp {
+
+// Seconds of one iteration on a rank, by what it was doing (averaged over ranks).
+struct Breakdown {
+  double compute = 0;    // forward and backward kernels (recompute included)
+  double tp_comm = 0;    // tensor-parallel collectives inside them
+  double pp_comm = 0;    // pipeline sends and the tied-embedding reduction
+  double dp_comm = 0;    // data-parallel gradient reduction
+  double optimizer = 0;  // optimizer step
+  double bubble = 0;     // idle: waiting for other stages
+};
+
+struct Projection {
+  double iteration_s = 0;
+  Breakdown breakdown;
+  BubbleStats bubble;                  // simulated, per pipeline rank
+  std::vector<MemoryBreakdown> memory; // per pipeline rank
+  std::int64_t peak_bytes = 0;         // largest total over the stages
+  bool fits = true;
+  Timeline timeline;                   // the simulated iteration of the pipeline's ranks
+};
+
+// What a projection needs beyond validate(): the machine's dense peak for the
+// plan's precision and its memory bandwidth. Each missing number named.
+ConfigErrors check_projectable(const Config& cfg);
+
+// The configuration must be valid (validate() and check_projectable()).
+// `calibration` may be null.
+Projection project(const Config& cfg, const Calibration* calibration);
+
+// The result JSON ("mode": "projected") of the same schema as a measured run,
+// plus the breakdown; names the calibration when one was used.
+nlohmann::json projection_result(const Config& cfg, const Projection& proj, const Calibration* calibration);
+
+}  // namespace ptdp

@@ -1,0 +1,69 @@
+// Projection errors and ordering against the published values.
+#include "core/sweep/paper_check.h"
+
+#include <chrono>
+#include <cmath>
+#include <map>
+
+#include "core/sweep/project_point.h"
+
+namespace ptdp {
+
+namespace {
+
+void check_ordering(ExperimentCheck& c) {
+  std::map<std::string, std::vector<const PointCheck*>> series;
+  for (const auto& p : c.points) series[p.series].push_back(&p);
+  for (const auto& [name, points] : series)
+    for (std::size_t i = 0; i < points.size(); ++i)
+      for (std::size_t j = i + 1; j < points.size(); ++j) {
+        const PointCheck &a = *points[i], &b = *points[j];
+        if (std::abs(a.paper - b.paper) <= kOrderingMargin * std::min(a.paper, b.paper)) continue;
+        if ((a.paper < b.paper) != (a.projected < b.projected))
+          c.ordering_violations.push_back(name + ": " + a.label + " vs " + b.label);
+      }
+}
+
+}  // namespace
+
+ExperimentCheck check_against_paper(const Sweep& sweep, const Calibration* calibration) {
+  ExperimentCheck c;
+  c.name = sweep.name, c.reproduces = sweep.reproduces, c.metric = sweep.metric;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const auto& point : sweep.points) {
+    const PointOutcome o = project_point(sweep, point, calibration);
+    if (o.status == "does_not_fit") c.unfit.push_back(point.series + " " + point.label + ": " + o.reason);
+    if (o.status == "refused") c.refused.push_back(point.series + " " + point.label + ": " + o.reason);
+    if (!point.paper || o.status != "ok") continue;
+    PointCheck p{point.series, point.label, o.status, *point.paper, *o.value, 0, o.result["plan"]};
+    p.error = (p.projected - p.paper) / p.paper;
+    c.points.push_back(p);
+  }
+  c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (const auto& p : c.points) {
+    c.mean_abs_error += std::abs(p.error) / static_cast<double>(c.points.size());
+    c.max_abs_error = std::max(c.max_abs_error, std::abs(p.error));
+  }
+  check_ordering(c);
+  return c;
+}
+
+nlohmann::json to_json(const ExperimentCheck& c) {
+  nlohmann::json points = nlohmann::json::array();
+  for (const auto& p : c.points)
+    points.push_back({{"series", p.series}, {"label", p.label}, {"paper", p.paper}, {"projected", p.projected},
+                      {"error", p.error}, {"plan", p.plan}});
+  return {{"name", c.name},
+          {"reproduces", c.reproduces},
+          {"metric", c.metric},
+          {"points", points},
+          {"does_not_fit", c.unfit},
+          {"refused", c.refused},
+          {"mean_abs_error", c.mean_abs_error},
+          {"max_abs_error", c.max_abs_error},
+          {"ordering_margin", kOrderingMargin},
+          {"ordering_violations", c.ordering_violations},
+          {"seconds", c.seconds}};
+}
+
+}  // namespace ptdp

@@ -1,0 +1,39 @@
+// Holding projections against the paper: every point of a sweep with a
+// published value is projected, its relative error taken, and the ordering of
+// the paper's configurations checked: within a series, any two points whose
+// published values differ by more than kOrderingMargin must come out in the
+// same order.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/sim/calibration.h"
+#include "core/sweep/sweep.h"
+
+namespace ptdp {
+
+inline constexpr double kOrderingMargin = 0.05;
+
+struct PointCheck {
+  std::string series, label, status;
+  double paper = 0, projected = 0;
+  double error = 0;  // (projected − paper) / paper
+  nlohmann::json plan;
+};
+
+struct ExperimentCheck {
+  std::string name, reproduces, metric;
+  std::vector<PointCheck> points;  // the points with a published value and a projection
+  std::vector<std::string> unfit;  // points flagged does_not_fit (label, series, bytes)
+  std::vector<std::string> refused;  // points whose plan breaks a rule (label, series, reason)
+  double mean_abs_error = 0, max_abs_error = 0;
+  std::vector<std::string> ordering_violations;
+  double seconds = 0;  // wall time of the projections
+};
+
+ExperimentCheck check_against_paper(const Sweep& sweep, const Calibration* calibration);
+nlohmann::json to_json(const ExperimentCheck& check);
+
+}  // namespace ptdp

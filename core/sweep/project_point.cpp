@@ -1,0 +1,71 @@
+// Sweep points through the projector (with the sweep's search when it has one).
+#include "core/sweep/project_point.h"
+
+#include "core/metrics/result.h"
+#include "core/sim/projector.h"
+#include "core/sim/search.h"
+
+namespace ptdp {
+
+namespace {
+
+bool searches(const Sweep& s) {
+  return !s.search_micro_batches.empty() || !s.search_virtual_stages.empty() || s.search_split;
+}
+
+SearchSpace space_of(const Sweep& s, const Config& c) {
+  SearchSpace space;
+  space.micro_batches = s.search_micro_batches.empty() ? std::vector<int>{c.plan.micro_batch} : s.search_micro_batches;
+  if (!s.search_virtual_stages.empty()) space.virtual_stages = s.search_virtual_stages;
+  else space.virtual_stages = {c.plan.virtual_stages};
+  space.split_tp_pp = s.search_split;
+  return space;
+}
+
+}  // namespace
+
+nlohmann::json sweep_tag(const Sweep& sweep, const SweepPoint& point) {
+  return {{"name", sweep.name},   {"file", sweep.file.filename().string()}, {"point", point.index},
+          {"series", point.series}, {"label", point.label},                 {"overrides", point.overrides},
+          {"metric", sweep.metric}, {"paper", point.paper ? nlohmann::json(*point.paper) : nlohmann::json(nullptr)}};
+}
+
+PointOutcome project_point(const Sweep& sweep, const SweepPoint& point, const Calibration* calibration) {
+  PointOutcome out;
+  const ConfigErrors errors = point.errors.empty() ? check_projectable(point.config) : point.errors;
+  if (!errors.empty()) {
+    out.status = "refused";
+    out.reason = errors.front().message;
+    return out;
+  }
+  Config cfg = point.config;
+  Projection proj;
+  nlohmann::json search;
+  if (searches(sweep)) {
+    int rejected = 0;
+    auto found = search_plans(cfg, space_of(sweep, cfg), calibration, &rejected);
+    if (found.empty()) {
+      proj = project(cfg, calibration);  // the plan as given, to show how far it is from fitting
+      search = {{"candidates", 0}, {"rejected_does_not_fit", rejected}};
+    } else {
+      cfg = found.front().config;
+      proj = std::move(found.front().projection);
+      search = {{"candidates", found.size()}, {"rejected_does_not_fit", rejected}};
+    }
+  } else {
+    proj = project(cfg, calibration);
+  }
+  out.result = projection_result(cfg, proj, calibration);
+  if (!search.is_null()) out.result["search"] = search;
+  out.result["sweep"] = sweep_tag(sweep, point);
+  if (!proj.fits) {
+    out.status = "does_not_fit";
+    out.reason = "needs " + std::to_string(proj.peak_bytes) + " bytes per GPU";
+    return out;
+  }
+  out.status = "ok";
+  out.value = out.result["metrics"][sweep.metric].get<double>();
+  return out;
+}
+
+}  // namespace ptdp

@@ -1,0 +1,85 @@
+// `ptdp validate`: projects every paper experiment that has published values
+// (sweeps/*.json with a "reference") and prints, per experiment, paper vs
+// projected with the error and any ordering the projection gets wrong; writes
+// the same as JSON for the report.
+#include <cstdio>
+#include <algorithm>
+#include <memory>
+
+#include "core/metrics/result_io.h"
+#include "core/sweep/paper_check.h"
+#include "endtoend/commands.h"
+
+namespace ptdp::cli {
+
+namespace {
+
+struct ValidateArgs {
+  std::vector<std::string> sweeps;
+  std::string out, calibration;
+  bool quiet = false;
+};
+
+std::vector<std::filesystem::path> paper_sweeps(const std::vector<std::string>& given) {
+  std::vector<std::filesystem::path> files(given.begin(), given.end());
+  if (!files.empty()) return files;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(PTDP_SOURCE_DIR) / "sweeps"))
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+void print_check(const ExperimentCheck& c, bool quiet) {
+  std::printf("%s — %s\n", c.name.c_str(), c.reproduces.c_str());
+  if (!quiet)
+    for (const auto& p : c.points)
+      std::printf("  %-26s %-14s paper %8.2f  projected %8.2f  %+6.1f%%\n", p.series.c_str(), p.label.c_str(), p.paper,
+                  p.projected, 100 * p.error);
+  for (const auto& u : c.unfit) std::printf("  does not fit: %s\n", u.c_str());
+  for (const auto& r : c.refused) std::printf("  refused: %s\n", r.c_str());
+  for (const auto& v : c.ordering_violations) std::printf("  ORDER differs from the paper: %s\n", v.c_str());
+  std::printf("  %zu points: mean |error| %.1f%%, max %.1f%%, %zu ordering violations (%.2f s)\n\n", c.points.size(),
+              100 * c.mean_abs_error, 100 * c.max_abs_error, c.ordering_violations.size(), c.seconds);
+}
+
+int run(const ValidateArgs& args) {
+  std::unique_ptr<Calibration> calibration;
+  nlohmann::json all = nlohmann::json::array();
+  try {
+    if (!args.calibration.empty()) calibration = std::make_unique<Calibration>(Calibration::load(args.calibration));
+    const nlohmann::json reference = load_reference_experiments();
+    for (const auto& file : paper_sweeps(args.sweeps)) {
+      const Sweep sweep = load_sweep(file, default_machines_dir(), &reference);
+      if (sweep.reference.empty() || sweep.mode == "measure") continue;
+      const ExperimentCheck check = check_against_paper(sweep, calibration.get());
+      print_check(check, args.quiet);
+      all.push_back(to_json(check));
+    }
+  } catch (const SweepRefused& e) {
+    for (const auto& p : e.problems()) std::fprintf(stderr, "ptdp validate: %s\n", p.c_str());
+    return kExitRefused;
+  } catch (const std::runtime_error& e) {
+    std::fprintf(stderr, "ptdp validate: %s\n", e.what());
+    return kExitRefused;
+  }
+  nlohmann::json out = {{"schema", "ptdp.validation/1"}, {"mode", "projected"}, {"software", software_info()},
+                        {"calibration", calibration ? nlohmann::json(calibration->name) : nlohmann::json(nullptr)},
+                        {"experiments", all}};
+  if (!args.out.empty()) write_json_atomic(args.out, out);
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_validate_command(CLI::App& app) {
+  auto args = std::make_shared<ValidateArgs>();
+  CLI::App* sub = app.add_subcommand("validate", "Project the paper's experiments and compare with its published "
+                                                 "numbers (error per point, ordering, per experiment).");
+  sub->add_option("sweeps", args->sweeps, "Sweep files (default: every sweeps/*.json with a reference)");
+  sub->add_option("--out", args->out, "Write the comparison as JSON (for the report)");
+  sub->add_option("--calibration", args->calibration, "Calibration table from `ptdp calibrate`")->check(CLI::ExistingFile);
+  sub->add_flag("--quiet", args->quiet, "Print only each experiment's summary");
+  return {sub, [args] { return run(*args); }};
+}
+
+}  // namespace ptdp::cli
