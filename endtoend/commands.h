@@ -20,5 +20,8 @@ struct Command {
 Command add_train_command(CLI::App& app);
 Command add_project_command(CLI::App& app);
 Command add_validate_command(CLI::App& app);
+Command add_sweep_command(CLI::App& app);
+Command add_sweep_point_command(CLI::App& app);
+Command add_compare_command(CLI::App& app);
 
 }  // namespace ptdp::cli

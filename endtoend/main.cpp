@@ -14,7 +14,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   const std::vector<ptdp::cli::Command> commands = {ptdp::cli::add_train_command(app),
                                                     ptdp::cli::add_project_command(app),
-                                                    ptdp::cli::add_validate_command(app)};
+                                                    ptdp::cli::add_validate_command(app),
+                                                    ptdp::cli::add_compare_command(app),
+                                                    ptdp::cli::add_sweep_command(app),
+                                                    ptdp::cli::add_sweep_point_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

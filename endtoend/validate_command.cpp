@@ -38,6 +38,10 @@ void print_check(const ExperimentCheck& c, bool quiet) {
   for (const auto& u : c.unfit) std::printf("  does not fit: %s\n", u.c_str());
   for (const auto& r : c.refused) std::printf("  refused: %s\n", r.c_str());
   for (const auto& v : c.ordering_violations) std::printf("  ORDER differs from the paper: %s\n", v.c_str());
+  if (c.points.empty()) {
+    std::printf("  no point has a published value to compare (derived in the report)\n\n");
+    return;
+  }
   std::printf("  %zu points: mean |error| %.1f%%, max %.1f%%, %zu ordering violations (%.2f s)\n\n", c.points.size(),
               100 * c.mean_abs_error, 100 * c.max_abs_error, c.ordering_violations.size(), c.seconds);
 }

@@ -4,6 +4,7 @@
 #include "core/metrics/result.h"
 #include "core/sim/projector.h"
 #include "core/sim/search.h"
+#include "core/sweep/sweep_results.h"
 
 namespace ptdp {
 
@@ -63,8 +64,9 @@ PointOutcome project_point(const Sweep& sweep, const SweepPoint& point, const Ca
     out.reason = "needs " + std::to_string(proj.peak_bytes) + " bytes per GPU";
     return out;
   }
-  out.status = "ok";
-  out.value = out.result["metrics"][sweep.metric].get<double>();
+  out.value = metric_value(out.result, sweep.metric);
+  out.status = out.value ? "ok" : "failed";
+  if (!out.value) out.reason = "the result has no metric \"" + sweep.metric + "\"";
   return out;
 }
 

@@ -12,7 +12,7 @@ using nlohmann::json;
 namespace {
 
 const std::set<std::string> kKeys = {"schema", "name",   "reproduces", "reference", "machine", "mode", "base",
-                                     "axes",   "points", "search",     "paper",     "expect",  "note"};
+                                     "axes",   "points", "search",     "paper",     "expect",  "note", "train"};
 
 struct Reader {
   std::string where;
@@ -83,6 +83,17 @@ void read_search(const json& s, Sweep& sweep, Reader& r) {
     else if (key == "split_tp_pp") sweep.search_split = value.is_boolean() && value.get<bool>();
     else r.fail("search." + key, "is not a searchable choice (plan.micro_batch, plan.virtual_stages, split_tp_pp)");
   }
+}
+
+void read_train(const json& t, Sweep& sweep, Reader& r) {
+  if (!t.is_object()) return r.fail("train", "must be an object {\"iterations\", \"warmup\"}");
+  for (const auto& [key, value] : t.items()) {
+    if (!value.is_number_integer() || value.get<int>() < 0) r.fail("train." + key, "must be a non-negative integer");
+    else if (key == "iterations") sweep.train_iterations = value.get<int>();
+    else if (key == "warmup") sweep.train_warmup = value.get<int>();
+    else r.fail("train." + key, "is not a known field (iterations, warmup)");
+  }
+  if (sweep.train_warmup >= sweep.train_iterations) r.fail("train", "warmup must be below iterations");
 }
 
 json read_file(const std::filesystem::path& file) {
@@ -168,6 +179,7 @@ Sweep load_sweep(const std::filesystem::path& file, const std::filesystem::path&
   const json paper = j.value("paper", json::object());
   s.metric = paper.value("metric", s.metric);
   if (j.contains("search")) read_search(j["search"], s, r);
+  if (j.contains("train")) read_train(j["train"], s, r);
   std::vector<json> combos = j.contains("axes") ? expand_axes(j["axes"], r) : std::vector<json>{json::object()};
   std::vector<json> points{json::object()};
   if (j.contains("points")) {

@@ -12,7 +12,7 @@
 //    "search": {"plan.micro_batch": [1, 2, 4, 8], "plan.virtual_stages": [2, 4, 8]},
 //    "paper": {"metric": "model_tflops_per_gpu", "pointer": "/series/batch_size_{plan.global_batch}/({plan.pp},{plan.tp})",
 //              "series": "batch {plan.global_batch}", "label": "({plan.pp},{plan.tp})"},
-//    "expect": {"model_tflops_per_gpu": {"min": 100}}}
+//    "expect": {"model_tflops_per_gpu": {"min": 100}}, "train": {"iterations": 10, "warmup": 2}}
 //
 // Templates "{plan.pp}" take the point's resolved value; "{point}" its index;
 // "{tag.series}" a value of a "tag.*" axis key (labels that are not config fields).
@@ -49,6 +49,8 @@ struct Sweep {
   std::vector<int> search_micro_batches;        // empty: fixed by the base or the point
   std::vector<int> search_virtual_stages;       // empty: fixed
   bool search_split = false;                    // also search the t/p split
+  int train_iterations = 10;                    // measured points: "train": {"iterations", "warmup"}
+  int train_warmup = 2;
   std::vector<SweepPoint> points;
 
   int valid_points() const;

@@ -1,0 +1,222 @@
+// Comparing two result files: reading either kind into entries, matching BASE
+// and NEW by configuration, deltas per matched pair and the regression rule.
+#include "core/metrics/compare.h"
+
+#include <fstream>
+#include <initializer_list>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/metrics/result_io.h"
+
+namespace ptdp {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr const char* kSweepResults = "ptdp.sweep-results/1";
+constexpr double kSlackPct = 1e-9;  // a delta exactly at the threshold is not beyond it
+
+// The value at `path` under `j`, or nullptr where a step is missing or not an object.
+const json* at_path(const json& j, std::initializer_list<const char*> path) {
+  const json* cur = &j;
+  for (const char* key : path) {
+    if (!cur->is_object() || !cur->contains(key)) return nullptr;
+    cur = &(*cur)[key];
+  }
+  return cur;
+}
+
+std::optional<double> number_at(const json& j, std::initializer_list<const char*> path) {
+  const json* v = at_path(j, path);
+  if (v == nullptr || !v->is_number()) return std::nullopt;
+  return v->get<double>();
+}
+
+std::string text_of(const json& plan, const char* key) {
+  const json* v = at_path(plan, {key});
+  if (v == nullptr) return "?";
+  return v->is_string() ? v->get<std::string>() : v->dump();
+}
+
+// "t8 p12 d4 b1 v2 interleaved"
+std::string plan_summary(const json& plan) {
+  return "t" + text_of(plan, "tp") + " p" + text_of(plan, "pp") + " d" + text_of(plan, "dp") + " b" +
+         text_of(plan, "micro_batch") + " v" + text_of(plan, "virtual_stages") + " " + text_of(plan, "schedule");
+}
+
+std::string mode_of(const json& j, const std::string& where) {
+  const json* m = at_path(j, {"mode"});
+  if (m == nullptr || !m->is_string()) throw std::runtime_error(where + "\"mode\" is missing or not a string");
+  return m->get<std::string>();
+}
+
+CompareEntry single_entry(const json& doc, const std::string& file) {
+  for (const char* key : {"model", "plan"})
+    if (!doc.contains(key) || !doc[key].is_object())
+      throw std::runtime_error(file + ": result has no \"" + key + "\" object");
+  const json* machine = at_path(doc, {"machine", "name"});
+  const std::string machine_name = machine != nullptr ? machine->dump() : doc.value("machine", json()).dump();
+  CompareEntry e;
+  e.mode = mode_of(doc, file + ": ");
+  e.identity = "result " + doc["model"].dump() + " " + doc["plan"].dump() + " " + machine_name;
+  e.label = plan_summary(doc["plan"]);
+  e.result = doc;
+  return e;
+}
+
+CompareEntry point_entry(const json& point, const std::string& sweep_name, const std::string& where) {
+  CompareEntry e;
+  e.mode = point.contains("mode") ? mode_of(point, where) : mode_of(point["result"], where + "result: ");
+  e.identity = "sweep " + sweep_name + " " + point.value("overrides", json::object()).dump();
+  const std::string label = point.value("label", "");
+  const std::string series = point.value("series", "");
+  e.label = sweep_name + ":" + (label.empty() ? "point " + point.value("index", json()).dump() : label) +
+            (series.empty() ? "" : " " + series);
+  e.result = point["result"];
+  return e;
+}
+
+std::vector<CompareEntry> sweep_entries(const json& doc, const std::string& file) {
+  const json* points = at_path(doc, {"points"});
+  if (points == nullptr || !points->is_array()) throw std::runtime_error(file + ": \"points\" is missing or not an array");
+  const json* name = at_path(doc, {"sweep", "name"});
+  const std::string sweep_name = name != nullptr && name->is_string() ? name->get<std::string>() : "sweep";
+  std::vector<CompareEntry> out;
+  for (std::size_t i = 0; i < points->size(); ++i) {
+    const json& p = (*points)[i];
+    const std::string where = file + ": points[" + std::to_string(i) + "]: ";
+    if (!p.is_object()) throw std::runtime_error(where + "is not an object");
+    if (!p.contains("result") || p["result"].is_null()) continue;
+    if (!p["result"].is_object()) throw std::runtime_error(where + "\"result\" is not an object");
+    out.push_back(point_entry(p, sweep_name, where));
+  }
+  return out;
+}
+
+MetricDelta delta_of(std::optional<double> base, std::optional<double> now) {
+  MetricDelta d{base, now, std::nullopt};
+  if (base && now && *base != 0) d.delta_pct = (*now - *base) * 100.0 / *base;
+  return d;
+}
+
+std::optional<double> memory_of(const json& r) {
+  const auto peak = number_at(r, {"metrics", "memory_bytes", "peak_measured"});
+  return peak ? peak : number_at(r, {"metrics", "memory_bytes", "model", "total"});
+}
+
+std::optional<double> bubble_of(const json& r) {
+  const auto measured = number_at(r, {"metrics", "bubble", "measured"});
+  return measured ? measured : number_at(r, {"metrics", "bubble", "simulated"});
+}
+
+CompareRow make_row(const CompareEntry& b, const CompareEntry& n, double threshold_pct) {
+  CompareRow row;
+  row.identity = b.identity;
+  row.label = b.label;
+  row.mode = b.mode;
+  row.tflops = delta_of(number_at(b.result, {"metrics", "model_tflops_per_gpu"}),
+                        number_at(n.result, {"metrics", "model_tflops_per_gpu"}));
+  row.iteration_s = delta_of(number_at(b.result, {"metrics", "iteration_s", "median"}),
+                             number_at(n.result, {"metrics", "iteration_s", "median"}));
+  row.memory = delta_of(memory_of(b.result), memory_of(n.result));
+  row.bubble = delta_of(bubble_of(b.result), bubble_of(n.result));
+  row.regressed = regresses(row, threshold_pct);
+  return row;
+}
+
+// The first unused entry of `now` with b's identity (and mode, when `same_mode`); -1 if none.
+int find_partner(const CompareEntry& b, const std::vector<CompareEntry>& now, const std::vector<bool>& used,
+                 bool same_mode) {
+  for (std::size_t i = 0; i < now.size(); ++i)
+    if (!used[i] && now[i].identity == b.identity && (!same_mode || now[i].mode == b.mode)) return static_cast<int>(i);
+  return -1;
+}
+
+json to_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json to_json(const MetricDelta& d) {
+  return {{"base", to_json(d.base)}, {"new", to_json(d.now)}, {"delta_pct", to_json(d.delta_pct)}};
+}
+
+}  // namespace
+
+std::vector<CompareEntry> compare_entries(const json& doc, const std::string& file) {
+  if (!doc.is_object()) throw std::runtime_error(file + ": not a ptdp result: not a JSON object");
+  if (!doc.contains("schema")) throw std::runtime_error(file + ": not a ptdp result: no \"schema\"");
+  const json& schema = doc["schema"];
+  try {
+    if (schema == kResultSchema) return {single_entry(doc, file)};
+    if (schema == kSweepResults) return sweep_entries(doc, file);
+  } catch (const json::exception& e) {  // a field of the wrong type
+    throw std::runtime_error(file + ": malformed: " + e.what());
+  }
+  throw std::runtime_error(file + ": not a ptdp result: schema " + schema.dump());
+}
+
+std::vector<CompareEntry> load_compare_entries(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error(file.string() + ": cannot be read");
+  std::stringstream text;
+  text << in.rdbuf();
+  json doc;
+  try {
+    doc = json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    throw std::runtime_error(file.string() + ": not valid JSON: " + e.what());
+  }
+  return compare_entries(doc, file.string());
+}
+
+bool regresses(const CompareRow& row, double threshold_pct) {
+  const double limit = threshold_pct + kSlackPct;
+  const bool slower = row.tflops.delta_pct && *row.tflops.delta_pct < -limit;
+  const bool longer = row.iteration_s.delta_pct && *row.iteration_s.delta_pct > limit;
+  return slower || longer;
+}
+
+Comparison compare_results(const std::vector<CompareEntry>& base, const std::vector<CompareEntry>& now,
+                           double threshold_pct) {
+  Comparison c;
+  c.threshold_pct = threshold_pct;
+  std::vector<bool> used(now.size(), false);
+  std::vector<const CompareEntry*> unmatched;
+  for (const auto& b : base) {
+    const int i = find_partner(b, now, used, true);
+    if (i < 0) {
+      unmatched.push_back(&b);
+      continue;
+    }
+    used[static_cast<std::size_t>(i)] = true;
+    c.rows.push_back(make_row(b, now[static_cast<std::size_t>(i)], threshold_pct));
+    if (c.rows.back().regressed) ++c.regressions;
+  }
+  for (const CompareEntry* b : unmatched) {
+    const int i = find_partner(*b, now, used, false);
+    if (i < 0) {
+      c.only_in_base.push_back(b->label + " (" + b->mode + ")");
+      continue;
+    }
+    used[static_cast<std::size_t>(i)] = true;
+    c.mode_differs.push_back({b->identity, b->label, b->mode, now[static_cast<std::size_t>(i)].mode});
+  }
+  for (std::size_t i = 0; i < now.size(); ++i)
+    if (!used[i]) c.only_in_new.push_back(now[i].label + " (" + now[i].mode + ")");
+  return c;
+}
+
+json to_json(const Comparison& c) {
+  json rows = json::array(), modes = json::array();
+  for (const auto& r : c.rows)
+    rows.push_back({{"label", r.label}, {"key", r.identity}, {"mode", r.mode}, {"regressed", r.regressed},
+                    {"model_tflops_per_gpu", to_json(r.tflops)}, {"iteration_s", to_json(r.iteration_s)},
+                    {"memory_bytes", to_json(r.memory)}, {"bubble", to_json(r.bubble)}});
+  for (const auto& m : c.mode_differs)
+    modes.push_back({{"label", m.label}, {"key", m.identity}, {"base_mode", m.base_mode}, {"new_mode", m.new_mode}});
+  return {{"schema", kCompareSchema},   {"threshold_pct", c.threshold_pct}, {"matched", c.rows.size()},
+          {"regressions", c.regressions}, {"rows", rows},                   {"mode_differs", modes},
+          {"only_in_base", c.only_in_base}, {"only_in_new", c.only_in_new}};
+}
+
+}  // namespace ptdp

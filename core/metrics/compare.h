@@ -1,0 +1,76 @@
+// Comparing two result files (a run or a sweep each): entries matched by
+// configuration, relative deltas of throughput, iteration time, memory and
+// bubble, and the regression rule `ptdp compare` gates CI on.
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ptdp {
+
+inline constexpr const char* kCompareSchema = "ptdp.compare/1";
+
+// One result taken from a file: a whole ptdp.result/1, or one sweep point's.
+struct CompareEntry {
+  std::string identity;    // the configuration, without the mode: what BASE and NEW are matched on
+  std::string mode;        // "measured" | "projected" | "slice"
+  std::string label;       // for people: "figure13:(2,32) batch 32" or "t8 p12 d4 b1 v2 interleaved"
+  nlohmann::json result;   // the ptdp.result/1 object
+};
+
+// The entries of a parsed file; `file` names it in errors. Throws
+// std::runtime_error ("FILE: not a ptdp result: schema \"x\"") for anything
+// but a ptdp.result/1 or ptdp.sweep-results/1 document.
+std::vector<CompareEntry> compare_entries(const nlohmann::json& doc, const std::string& file);
+// Reads and parses `file` first ("FILE: not valid JSON: ...").
+std::vector<CompareEntry> load_compare_entries(const std::filesystem::path& file);
+
+// One figure of a matched pair; delta_pct = 100·(now − base)/base, absent
+// when either side is absent, null or not a number, or base is 0.
+struct MetricDelta {
+  std::optional<double> base, now, delta_pct;
+};
+
+struct CompareRow {
+  std::string identity, label, mode;
+  MetricDelta tflops;       // metrics.model_tflops_per_gpu
+  MetricDelta iteration_s;  // metrics.iteration_s.median
+  MetricDelta memory;       // metrics.memory_bytes.peak_measured, else .model.total
+  MetricDelta bubble;       // metrics.bubble.measured, else .simulated
+  bool regressed = false;
+};
+
+// The same configuration on both sides, one measured and one projected (say):
+// never compared, and a refusal of the comparison.
+struct ModeMismatch {
+  std::string identity, label, base_mode, new_mode;
+};
+
+struct Comparison {
+  double threshold_pct = 5;
+  std::vector<CompareRow> rows;             // matched pairs, in BASE's order
+  std::vector<ModeMismatch> mode_differs;   // same configuration, different modes
+  std::vector<std::string> only_in_base;    // labels of unmatched entries
+  std::vector<std::string> only_in_new;
+  int regressions = 0;                      // rows with regressed set
+};
+
+// True when TFLOP/s fell by more than `threshold_pct` percent or iteration
+// time grew by more than that (1e-9 % slack for rounding). Memory and bubble
+// are reported, never gated.
+bool regresses(const CompareRow& row, double threshold_pct);
+
+// Matches entries with the same identity and mode (in order, when a side
+// repeats one); left-over entries whose identity matches but mode does not
+// become mode mismatches; the rest are only on one side.
+Comparison compare_results(const std::vector<CompareEntry>& base, const std::vector<CompareEntry>& now,
+                           double threshold_pct);
+
+// {"schema": "ptdp.compare/1", "threshold_pct", "matched", "regressions",
+//  "rows": [...], "mode_differs": [...], "only_in_base": [...], "only_in_new": [...]}.
+nlohmann::json to_json(const Comparison& c);
+
+}  // namespace ptdp

@@ -1,0 +1,120 @@
+// Records of finished points, acceptance bands, and the resumable results file.
+#include "core/sweep/sweep_results.h"
+
+#include <chrono>
+#include <ctime>
+#include <fstream>
+
+#include "core/metrics/result_io.h"
+
+namespace ptdp {
+
+using nlohmann::json;
+
+namespace {
+
+std::string utc_now() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return text;
+}
+
+json header(const Sweep& s) {
+  return {{"name", s.name},       {"file", s.file.filename().string()}, {"reproduces", s.reproduces},
+          {"reference", s.reference}, {"metric", s.metric},             {"machine", s.machine},
+          {"note", s.note}};
+}
+
+}  // namespace
+
+std::string point_key(const Sweep& sweep, const SweepPoint& point, const std::string& mode) {
+  return sweep.name + "#" + std::to_string(point.index) + ":" + mode + ":" + point.overrides.dump();
+}
+
+std::optional<double> metric_value(const json& result, const std::string& metric) {
+  if (!result.is_object() || !result.contains("metrics")) return std::nullopt;
+  const json* node = &result["metrics"];
+  std::size_t start = 0;
+  while (true) {
+    const auto dot = metric.find('.', start);
+    const std::string part = metric.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (!node->is_object() || !node->contains(part)) return std::nullopt;
+    node = &(*node)[part];
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  if (!node->is_number()) return std::nullopt;
+  return node->get<double>();
+}
+
+json acceptance(const json& expect, const PointRun& run) {
+  if (!expect.is_object() || expect.empty()) return nullptr;
+  if (run.status != "ok") return "fail";
+  for (const auto& [metric, band] : expect.items()) {
+    const auto v = metric_value(run.result, metric);
+    if (!v) return "fail";
+    if (band.contains("min") && *v < band["min"].get<double>()) return "fail";
+    if (band.contains("max") && *v > band["max"].get<double>()) return "fail";
+  }
+  return "pass";
+}
+
+json point_record(const Sweep& sweep, const SweepPoint& point, const PointRun& run) {
+  std::optional<double> value;
+  if (run.status == "ok") value = metric_value(run.result, sweep.metric);
+  const json v = value ? json(*value) : json(nullptr);
+  const bool comparable = value && point.paper && *point.paper != 0;
+  const json error = comparable ? json((value.value_or(0) - *point.paper) / *point.paper) : json(nullptr);
+  json r = {{"key", point_key(sweep, point, run.mode)},
+            {"index", point.index},
+            {"mode", run.mode},
+            {"status", run.status},
+            {"seconds", run.seconds},
+            {"series", point.series},
+            {"label", point.label},
+            {"overrides", point.overrides},
+            {"metric", sweep.metric},
+            {"value", v},
+            {"paper", point.paper ? json(*point.paper) : json(nullptr)},
+            {"error", error},
+            {"expect", point.expect.empty() ? json(nullptr) : point.expect},
+            {"acceptance", acceptance(point.expect, run)},
+            {"result", run.result}};
+  if (!run.reason.empty()) r["reason"] = run.reason;
+  return r;
+}
+
+SweepResults::SweepResults(const std::filesystem::path& file, const Sweep& sweep) : file_(file) {
+  doc_ = {{"schema", kSweepResultsSchema}, {"sweep", header(sweep)}, {"software", software_info()},
+          {"updated", utc_now()}, {"points", json::array()}};
+  if (!std::filesystem::exists(file)) return;
+  std::ifstream in(file);
+  json old;
+  try {
+    old = json::parse(in);
+  } catch (const json::parse_error&) {
+    throw std::runtime_error(file.string() + " exists and is not valid JSON; move it away or choose another --out");
+  }
+  if (old.value("schema", "") != kSweepResultsSchema)
+    throw std::runtime_error(file.string() + " exists and is not a sweep results file");
+  if (old["sweep"].value("name", "") != sweep.name)
+    throw std::runtime_error(file.string() + " holds the results of sweep \"" + old["sweep"].value("name", "") +
+                             "\", not \"" + sweep.name + "\"");
+  doc_["points"] = old.value("points", json::array());
+}
+
+bool SweepResults::finished(const std::string& key) const {
+  for (const auto& p : doc_["points"])
+    if (p.value("key", "") == key) return true;
+  return false;
+}
+
+void SweepResults::add(const json& record) {
+  doc_["points"].push_back(record);
+  doc_["updated"] = utc_now();
+  doc_["software"] = software_info();
+  write_json_atomic(file_, doc_);
+}
+
+}  // namespace ptdp

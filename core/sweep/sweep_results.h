@@ -1,0 +1,54 @@
+// The results file of a sweep ("ptdp.sweep-results/1", docs/results-format.md):
+// one record per finished point, keyed so that a rerun recognises what is
+// done, with the point's value against the paper and against acceptance bands.
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/sweep/sweep.h"
+
+namespace ptdp {
+
+inline constexpr const char* kSweepResultsSchema = "ptdp.sweep-results/1";
+
+// What a point's run produced, before it becomes a record.
+struct PointRun {
+  std::string mode;    // "measured" or "projected"
+  std::string status;  // ok, does_not_fit, refused, failed, timeout, oom
+  std::string reason;
+  double seconds = 0;
+  nlohmann::json result;  // a ptdp.result/1 object, or null
+};
+
+// Unique per (sweep, point, mode): name#index:mode:overrides.
+std::string point_key(const Sweep& sweep, const SweepPoint& point, const std::string& mode);
+
+// The value of a metric path ("model_tflops_per_gpu", "bubble.analytical") in result.metrics.
+std::optional<double> metric_value(const nlohmann::json& result, const std::string& metric);
+
+// "pass"/"fail" against the point's expect bands, or null without bands.
+nlohmann::json acceptance(const nlohmann::json& expect, const PointRun& run);
+
+// One record of the results file.
+nlohmann::json point_record(const Sweep& sweep, const SweepPoint& point, const PointRun& run);
+
+class SweepResults {
+ public:
+  // Reads `file` when it exists (a rerun resumes it); throws std::runtime_error
+  // when it belongs to another sweep or is not a results file.
+  SweepResults(const std::filesystem::path& file, const Sweep& sweep);
+
+  bool finished(const std::string& key) const;
+  // Adds a record and rewrites the file atomically.
+  void add(const nlohmann::json& record);
+  const nlohmann::json& points() const { return doc_["points"]; }
+
+ private:
+  std::filesystem::path file_;
+  nlohmann::json doc_;
+};
+
+}  // namespace ptdp

@@ -1,0 +1,73 @@
+// `ptdp sweep FILE` runs a sweep (see sweep_runner.h); the hidden
+// `ptdp sweep-point FILE --point I --out F` projects one point in a process of
+// its own for the runner.
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <thread>
+
+#include "core/metrics/result_io.h"
+#include "core/sweep/project_point.h"
+#include "endtoend/commands.h"
+#include "endtoend/sweep_runner.h"
+
+namespace ptdp::cli {
+
+namespace {
+
+struct PointArgs {
+  std::string file, out;
+  int point = 0, delay_ms = 0;
+  bool crash = false;
+};
+
+int run_point(const PointArgs& a) {
+  if (a.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(a.delay_ms));
+  if (a.crash) std::abort();  // testing aid: a point whose process dies
+  const nlohmann::json reference = load_reference_experiments();
+  const Sweep sweep = load_sweep(a.file, default_machines_dir(), &reference);
+  if (a.point < 0 || a.point >= static_cast<int>(sweep.points.size())) {
+    std::fprintf(stderr, "ptdp sweep-point: --point %d outside 0..%zu\n", a.point, sweep.points.size() - 1);
+    return kExitRefused;
+  }
+  const PointOutcome o = project_point(sweep, sweep.points[static_cast<std::size_t>(a.point)], nullptr);
+  write_json_atomic(a.out, {{"status", o.status}, {"reason", o.reason}, {"result", o.result}});
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_sweep_command(CLI::App& app) {
+  auto o = std::make_shared<SweepOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "sweep", "Run a sweep (sweeps/*.json): every point in its own process, each finished point written at once, "
+               "a rerun resumes.\nExit: 0 done, 1 a point failed or missed its acceptance band, 2 refused.");
+  sub->add_option("file", o->file, "Sweep JSON")->required()->check(CLI::ExistingFile);
+  sub->add_option("--mode", o->mode, "measure | project | auto (measure what this machine holds, project the rest); "
+                                     "default: the sweep's")
+      ->check(CLI::IsMember({"measure", "project", "auto"}));
+  sub->add_option("--out", o->out, "Results file (default results/<name>.json); an existing one is resumed");
+  sub->add_option("--jobs", o->jobs, "Projections run in parallel (measurements run one at a time)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--timeout", o->timeout_s, "Seconds a point may take (default 120 projected, 1800 measured)");
+  sub->add_option("--max-ranks", o->max_ranks, "Most ranks a measured CPU point may use on this machine")
+      ->capture_default_str();
+  sub->add_option("--point-delay-ms", o->delay_ms, "Testing aid: each projected point waits this long first");
+  sub->add_option("--crash-point", o->crash_point, "Testing aid: the process of this point index crashes");
+  return {sub, [o] { return run_sweep(*o); }};
+}
+
+Command add_sweep_point_command(CLI::App& app) {
+  auto a = std::make_shared<PointArgs>();
+  CLI::App* sub = app.add_subcommand("sweep-point", "Project one point of a sweep (used by `ptdp sweep`)");
+  sub->group("");  // internal: hidden from the help
+  sub->add_option("file", a->file, "Sweep JSON")->required()->check(CLI::ExistingFile);
+  sub->add_option("--point", a->point, "Point index")->required();
+  sub->add_option("--out", a->out, "Outcome JSON")->required();
+  sub->add_option("--delay-ms", a->delay_ms, "Wait this long first (testing aid)");
+  sub->add_flag("--crash", a->crash, "Crash (testing aid)");
+  return {sub, [a] { return run_point(*a); }};
+}
+
+}  // namespace ptdp::cli

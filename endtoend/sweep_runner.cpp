@@ -1,0 +1,263 @@
+// Scheduling of point processes, their outcomes, progress and the summary.
+#include "endtoend/sweep_runner.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <deque>
+#include <fstream>
+#include <memory>
+#include <thread>
+
+#include "core/metrics/result_io.h"
+#include "core/sweep/sweep_results.h"
+#include "endtoend/child_process.h"
+#include "endtoend/commands.h"
+
+namespace ptdp::cli {
+
+namespace {
+
+struct Task {
+  const SweepPoint* point;
+  std::string mode;  // "measured" or "projected"
+  std::string refused;  // non-empty: not run, recorded with this reason
+};
+
+struct Running {
+  Task task;
+  std::unique_ptr<ChildProcess> child;
+  std::filesystem::path log, output;
+};
+
+std::string self_path() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
+
+std::vector<std::string> mpirun_prefix(int ranks) {
+  std::vector<std::string> argv{PTDP_MPIEXEC};
+  if (geteuid() == 0) argv.push_back("--allow-run-as-root");
+  if (ranks > static_cast<int>(std::thread::hardware_concurrency())) argv.push_back("--oversubscribe");
+  argv.insert(argv.end(), {"-np", std::to_string(ranks)});
+  return argv;
+}
+
+std::string last_lines(const std::filesystem::path& log, int n) {
+  std::ifstream in(log);
+  std::deque<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(line);
+    if (static_cast<int>(lines.size()) > n) lines.pop_front();
+  }
+  std::string out;
+  for (const auto& l : lines) out += (out.empty() ? "" : " | ") + l;
+  return out;
+}
+
+class Runner {
+ public:
+  Runner(const SweepOptions& o, const Sweep& s, SweepResults& r, std::filesystem::path work)
+      : opt_(o), sweep_(s), results_(r), work_(std::move(work)) {}
+
+  int run(std::deque<Task> tasks) {
+    total_ = static_cast<int>(tasks.size());
+    while (!tasks.empty() || !running_.empty()) {
+      start_ready(tasks);
+      reap();
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return summary();
+  }
+
+ private:
+  bool can_start(const Task& t) const {
+    if (running_.empty()) return true;
+    if (t.mode == "measured") return false;
+    for (const auto& r : running_)
+      if (r.task.mode == "measured") return false;
+    return static_cast<int>(running_.size()) < std::max(1, opt_.jobs);
+  }
+
+  void start_ready(std::deque<Task>& tasks) {
+    while (!tasks.empty() && (!tasks.front().refused.empty() || can_start(tasks.front()))) {
+      Task t = tasks.front();
+      tasks.pop_front();
+      if (!t.refused.empty()) finish(t, {t.mode, "refused", t.refused, 0, nullptr});
+      else start(t);
+    }
+  }
+
+  void start(const Task& t) {
+    const std::string stem = work_.string() + "/point-" + std::to_string(t.point->index) + "-" + t.mode;
+    Running r{t, nullptr, stem + ".log", stem + ".json"};
+    std::filesystem::remove(r.output);
+    std::vector<std::string> argv;
+    if (t.mode == "projected") {
+      argv = {self_path(), "sweep-point", sweep_.file.string(), "--point", std::to_string(t.point->index),
+              "--out", r.output.string()};
+      if (opt_.delay_ms > 0) argv.insert(argv.end(), {"--delay-ms", std::to_string(opt_.delay_ms)});
+      if (opt_.crash_point == t.point->index) argv.push_back("--crash");
+    } else {
+      const int ranks = t.point->config.plan.world_size();
+      const std::string config = stem + "-config.json";
+      write_json_atomic(config, t.point->config_json);
+      if (ranks > 1) argv = mpirun_prefix(ranks);
+      argv.insert(argv.end(), {self_path(), "train", "--config", config, "--iterations",
+                               std::to_string(sweep_.train_iterations), "--warmup", std::to_string(sweep_.train_warmup),
+                               "--out", r.output.string()});
+      if (opt_.crash_point == t.point->index) argv.insert(argv.end(), {"--fault", "kill:0:1"});
+    }
+    r.child = std::make_unique<ChildProcess>(argv, r.log);
+    running_.push_back(std::move(r));
+  }
+
+  double timeout_of(const Task& t) const {
+    if (opt_.timeout_s > 0) return opt_.timeout_s;
+    return t.mode == "measured" ? 1800 : 120;
+  }
+
+  void reap() {
+    for (std::size_t i = 0; i < running_.size();) {
+      Running& r = running_[i];
+      int code = 0;
+      const bool ended = r.child->poll(code);
+      if (!ended && r.child->seconds() < timeout_of(r.task)) {
+        ++i;
+        continue;
+      }
+      PointRun run{r.task.mode, "", "", r.child->seconds(), nullptr};
+      if (!ended) {
+        r.child->kill_group();
+        run.status = "timeout";
+        run.reason = "no result within " + std::to_string(static_cast<int>(timeout_of(r.task))) + " s";
+      } else {
+        outcome(r, code, run);
+      }
+      finish(r.task, run);
+      running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
+
+  void outcome(const Running& r, int code, PointRun& run) const {
+    const std::string tail = last_lines(r.log, 4);
+    if (code != 0 || !std::filesystem::exists(r.output)) {
+      const bool refused = code == kExitRefused;
+      run.status = refused ? "refused" : (tail.find("out of") != std::string::npos && tail.find("memory") != std::string::npos ? "oom" : "failed");
+      run.reason = (code >= 128 ? "killed by signal " + std::to_string(code - 128) : "exit " + std::to_string(code)) +
+                   (tail.empty() ? "" : ": " + tail);
+      return;
+    }
+    std::ifstream in(r.output);
+    const nlohmann::json j = nlohmann::json::parse(in);
+    if (r.task.mode == "measured") {
+      run.status = "ok";
+      run.result = j;
+      return;
+    }
+    run.status = j.value("status", "failed");
+    run.reason = j.value("reason", "");
+    run.result = j.value("result", nlohmann::json(nullptr));
+  }
+
+  void finish(const Task& t, const PointRun& run) {
+    const nlohmann::json record = point_record(sweep_, *t.point, run);
+    results_.add(record);
+    ++done_;
+    elapsed_ += run.seconds;
+    if (run.status == "failed" || run.status == "timeout" || run.status == "oom") ++failed_;
+    if (record["acceptance"] == "fail") ++rejected_;
+    print_progress(*t.point, record);
+  }
+
+  void print_progress(const SweepPoint& p, const nlohmann::json& record) const {
+    std::string what = record["status"].get<std::string>();
+    if (record["value"].is_number()) {
+      char text[160];
+      std::snprintf(text, sizeof text, "%.4g %s", record["value"].get<double>(), sweep_.metric.c_str());
+      what = text;
+      if (record["paper"].is_number() && record["error"].is_number()) {
+        std::snprintf(text, sizeof text, " (paper %.4g, %+.1f%%)", record["paper"].get<double>(),
+                      100 * record["error"].get<double>());
+        what += text;
+      }
+    } else if (record.contains("reason")) {
+      what += ": " + record["reason"].get<std::string>().substr(0, 120);
+    }
+    if (!record["acceptance"].is_null()) what += record["acceptance"] == "pass" ? "  PASS" : "  FAIL";
+    const int left = total_ - done_;
+    const double eta = done_ > 0 ? elapsed_ / done_ * left / std::max(1, opt_.jobs) : 0;
+    std::printf("[%*d/%d] %s #%d %s %s %s: %s  ETA %d:%02d\n", static_cast<int>(std::to_string(total_).size()), done_,
+                total_, sweep_.name.c_str(), p.index, p.series.c_str(), p.label.c_str(),
+                record["mode"].get<std::string>().c_str(), what.c_str(), static_cast<int>(eta) / 60,
+                static_cast<int>(eta) % 60);
+    std::fflush(stdout);
+  }
+
+  int summary() const {
+    std::printf("%s: %d points run, %d failed, %d below acceptance; results in %s\n", sweep_.name.c_str(), done_,
+                failed_, rejected_, opt_.out.c_str());
+    return failed_ > 0 || rejected_ > 0 ? kExitFailed : kExitOk;
+  }
+
+  const SweepOptions& opt_;
+  const Sweep& sweep_;
+  SweepResults& results_;
+  std::filesystem::path work_;
+  std::vector<Running> running_;
+  int total_ = 0, done_ = 0, failed_ = 0, rejected_ = 0;
+  double elapsed_ = 0;
+};
+
+bool measurable_here(const SweepPoint& p, int max_ranks) {
+  return p.config.machine.name == "cpu-host" && p.config.plan.world_size() <= max_ranks;
+}
+
+std::deque<Task> plan_tasks(const Sweep& sweep, const SweepOptions& o, const SweepResults& results, int& resumed) {
+  const std::string requested = o.mode.empty() ? sweep.mode : o.mode;
+  std::deque<Task> tasks;
+  for (const auto& p : sweep.points) {
+    Task t{&p, "projected", ""};
+    if (requested == "measure" || (requested == "auto" && measurable_here(p, o.max_ranks))) t.mode = "measured";
+    if (!p.errors.empty()) t.refused = p.errors.front().field + ": " + p.errors.front().message;
+    else if (t.mode == "measured" && !measurable_here(p, o.max_ranks))
+      t.refused = "cannot be measured here: needs " + p.config.machine.name + " with " +
+                  std::to_string(p.config.plan.world_size()) + " ranks (this machine measures cpu-host points of up to " +
+                  std::to_string(o.max_ranks) + " ranks)";
+    if (results.finished(point_key(sweep, p, t.mode))) ++resumed;
+    else tasks.push_back(t);
+  }
+  return tasks;
+}
+
+}  // namespace
+
+int run_sweep(const SweepOptions& options) {
+  SweepOptions o = options;
+  const nlohmann::json reference = load_reference_experiments();
+  Sweep sweep;
+  try {
+    sweep = load_sweep(o.file, default_machines_dir(), &reference);
+  } catch (const SweepRefused& e) {
+    std::fprintf(stderr, "ptdp sweep: %s is refused (%zu problem%s):\n", o.file.c_str(), e.problems().size(),
+                 e.problems().size() == 1 ? "" : "s");
+    for (const auto& p : e.problems()) std::fprintf(stderr, "  %s\n", p.c_str());
+    return kExitRefused;
+  }
+  if (o.out.empty()) o.out = (std::filesystem::path("results") / (sweep.name + ".json")).string();
+  try {
+    SweepResults results(o.out, sweep);
+    const auto out = std::filesystem::path(o.out);
+    const auto work = (out.parent_path().empty() ? std::filesystem::path(".") : out.parent_path()) /
+                      ("." + out.stem().string() + ".work");
+    std::filesystem::create_directories(work);
+    int resumed = 0;
+    std::deque<Task> tasks = plan_tasks(sweep, o, results, resumed);
+    std::printf("ptdp sweep %s: %zu points (%d valid), %d already done, %zu to run -> %s\n", sweep.name.c_str(),
+                sweep.points.size(), sweep.valid_points(), resumed, tasks.size(), o.out.c_str());
+    Runner runner(o, sweep, results, work);
+    return runner.run(std::move(tasks));
+  } catch (const std::runtime_error& e) {
+    std::fprintf(stderr, "ptdp sweep: %s\n", e.what());
+    return kExitRefused;
+  }
+}
+
+}  // namespace ptdp::cli

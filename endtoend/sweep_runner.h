@@ -1,0 +1,25 @@
+// The sweep runner behind `ptdp sweep`: every point in a process of its own
+// (`ptdp sweep-point` for projections, `[mpirun] ptdp train` for measurements),
+// so a crash, an out-of-memory or a timeout is a recorded outcome and the sweep
+// goes on; each finished point is written at once; a rerun resumes.
+#pragma once
+#include <string>
+
+namespace ptdp::cli {
+
+struct SweepOptions {
+  std::string file;        // the sweep
+  std::string out;         // results file (default results/<name>.json)
+  std::string mode;        // measure | project | auto; empty: the sweep's own
+  int jobs = 1;            // projections in parallel (measurements run one at a time)
+  double timeout_s = 0;    // per point; 0: 120 s projected, 1800 s measured
+  int max_ranks = 8;       // the most ranks a measured CPU point may use here
+  int delay_ms = 0;        // testing aid: each projected point sleeps this long first
+  int crash_point = -1;    // testing aid: this point's process crashes
+};
+
+// Runs the sweep; returns the exit status (0 done, 1 a point failed or missed
+// its acceptance band, 2 the sweep or its results file was refused).
+int run_sweep(const SweepOptions& options);
+
+}  // namespace ptdp::cli

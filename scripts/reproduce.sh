@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs every sweep in sweeps/ (projected on any machine; measured where this
+# machine can hold the points: the CPU sweeps, which are also projected),
+# checks the projections against the paper, and builds the report.
+# Usage: scripts/reproduce.sh [--results DIR] [--report DIR] [--fresh]
+#   defaults: out/results and out/report; a rerun resumes unfinished sweeps.
+#   The committed results/ and report/latest/ come from:
+#   scripts/reproduce.sh --results results --report report/latest --fresh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+results=out/results
+report=out/report
+fresh=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --fresh) fresh=1 ;;
+    --results) results="$2"; shift ;;
+    --report) report="$2"; shift ;;
+    *) echo "reproduce: unknown argument $1"; exit 2 ;;
+  esac
+  shift
+done
+ptdp=build/endtoend/ptdp
+[ -x "$ptdp" ] || { echo "reproduce: build first (scripts/build.sh)"; exit 1; }
+if [ "$fresh" -eq 1 ]; then
+  rm -rf "$results"/*.json "$results"/.*.work
+fi
+mkdir -p "$results"
+export OPENBLAS_NUM_THREADS=1
+status=0
+for sweep in sweeps/*.json; do
+  name=$(basename "$sweep" .json)
+  echo "== $name"
+  "$ptdp" sweep "$sweep" --mode auto --jobs 2 --out "$results/$name.json" | tail -n 1 || status=1
+  if grep -q '"machine": "cpu-host"' "$sweep"; then
+    "$ptdp" sweep "$sweep" --mode project --jobs 2 --out "$results/$name-projected.json" | tail -n 1 || status=1
+  fi
+done
+echo "== paper validation"
+"$ptdp" validate --quiet --out "$results/paper-validation.json" | grep -E "points|no point" || true
+echo "== report"
+/usr/bin/python3 report/build_report.py --results "$results" --out "$report"
+echo "reproduce: results in $results, report in $report/report.md"
+exit $status

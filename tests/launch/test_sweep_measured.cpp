@@ -1,0 +1,57 @@
+// `ptdp sweep --mode auto` on the CPU: points this machine can hold are
+// measured (`ptdp train`, under mpirun when they need several ranks), the same
+// sweep projected sits beside them, and a measured point that dies is recorded.
+#include <gtest/gtest.h>
+
+#include "tests/cli_test_util.h"
+
+namespace ptdp {
+namespace {
+
+using nlohmann::json;
+
+json cpu_sweep() {
+  return json::parse(R"js({
+    "schema": "ptdp.sweep/1", "name": "cpu_test", "reproduces": "test", "machine": "cpu-host", "mode": "auto",
+    "base": {"model": {"layers": 2, "hidden": 64, "heads": 4, "seq_len": 16, "vocab": 128},
+             "plan": {"tp": 1, "pp": 1, "dp": 1, "micro_batch": 2, "global_batch": 8, "precision": "fp32"}},
+    "points": [{}, {"plan.pp": 2}, {"plan.tp": 2, "plan.dp": 2}],
+    "train": {"iterations": 3, "warmup": 1},
+    "paper": {"label": "t{plan.tp} p{plan.pp} d{plan.dp}"}})js");
+}
+
+TEST(SweepMeasured, AutoMeasuresCpuPointsAndProjectionSitsBeside) {
+  test::ScratchDir dir("sweep-measured");
+  const auto sweep = dir.write("s.json", cpu_sweep().dump());
+  const auto m = test::run_command(test::ptdp_cli() + " sweep " + sweep.string() + " --out measured.json", dir);
+  ASSERT_EQ(m.status, 0) << m.out << m.err;
+  const json measured = json::parse(test::read_file(dir.path() / "measured.json"));
+  ASSERT_EQ(measured["points"].size(), 3u);
+  for (const auto& p : measured["points"]) {
+    EXPECT_EQ(p["mode"], "measured") << p.dump();
+    EXPECT_EQ(p["status"], "ok") << p.dump();
+    EXPECT_EQ(p["result"]["mode"], "measured");
+    EXPECT_EQ(p["result"]["run"]["ranks"], p["result"]["plan"]["tp"].get<int>() * p["result"]["plan"]["pp"].get<int>() *
+                                               p["result"]["plan"]["dp"].get<int>());
+  }
+  const auto p = test::run_command(test::ptdp_cli() + " sweep " + sweep.string() + " --mode project --out projected.json", dir);
+  ASSERT_EQ(p.status, 0) << p.out << p.err;
+  const json projected = json::parse(test::read_file(dir.path() / "projected.json"));
+  for (const auto& q : projected["points"]) {
+    EXPECT_EQ(q["mode"], "projected");
+    EXPECT_EQ(q["status"], "ok") << q.dump();
+  }
+}
+
+TEST(SweepMeasured, AMeasuredPointThatDiesIsRecorded) {
+  test::ScratchDir dir("sweep-dies");
+  const auto sweep = dir.write("s.json", cpu_sweep().dump());
+  const auto r = test::run_command(test::ptdp_cli() + " sweep " + sweep.string() + " --out r.json --crash-point 1", dir);
+  EXPECT_EQ(r.status, 1);
+  const json j = json::parse(test::read_file(dir.path() / "r.json"));
+  ASSERT_EQ(j["points"].size(), 3u);
+  for (const auto& p : j["points"]) EXPECT_EQ(p["status"], p["index"] == 1 ? "failed" : "ok") << p.dump();
+}
+
+}  // namespace
+}  // namespace ptdp

@@ -1,0 +1,169 @@
+// `ptdp sweep` end to end: points in their own processes, results written as
+// they finish, resume after a kill without losing or repeating a point, a
+// crashing point recorded while the rest finish, acceptance bands, refusals.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <map>
+#include <thread>
+
+#include "tests/cli_test_util.h"
+
+namespace ptdp {
+namespace {
+
+using nlohmann::json;
+using test::ScratchDir;
+
+// Six projected points of a small GPT on the A100 profile.
+json six_points() {
+  return json::parse(R"js({
+    "schema": "ptdp.sweep/1", "name": "six", "reproduces": "test sweep", "machine": "a100-80gb", "mode": "project",
+    "base": {"model": {"layers": 8, "hidden": 2048, "heads": 16, "seq_len": 2048, "vocab": 51200},
+             "plan": {"tp": 2, "pp": 2, "dp": 1, "micro_batch": 1, "global_batch": 8, "precision": "bf16"}},
+    "axes": [{"plan.global_batch": [8, 16, 32]}, {"plan.recompute": ["none", "full"]}],
+    "paper": {"series": "recompute {plan.recompute}", "label": "{plan.global_batch}"}})js");
+}
+
+json results(const ScratchDir& dir) { return json::parse(test::read_file(dir.path() / "r.json")); }
+
+std::map<std::string, int> key_counts(const json& r) {
+  std::map<std::string, int> counts;
+  for (const auto& p : r["points"]) ++counts[p["key"].get<std::string>()];
+  return counts;
+}
+
+TEST(SweepRunner, RunsEveryPointAndWritesTheResults) {
+  ScratchDir dir("runner");
+  const auto sweep = dir.write("s.json", six_points().dump());
+  const auto r = test::run_command(test::ptdp_cli() + " sweep " + sweep.string() + " --out r.json --jobs 2", dir);
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("[6/6]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ETA"), std::string::npos);
+  const json j = results(dir);
+  EXPECT_EQ(j["schema"], "ptdp.sweep-results/1");
+  EXPECT_EQ(j["sweep"]["name"], "six");
+  ASSERT_EQ(j["points"].size(), 6u);
+  for (const auto& p : j["points"]) {
+    EXPECT_EQ(p["status"], "ok");
+    EXPECT_EQ(p["mode"], "projected");
+    EXPECT_GT(p["value"].get<double>(), 0);
+    EXPECT_EQ(p["result"]["mode"], "projected");
+  }
+  // A rerun finds everything done and runs nothing.
+  const auto again = test::run_command(test::ptdp_cli() + " sweep " + sweep.string() + " --out r.json", dir);
+  EXPECT_EQ(again.status, 0);
+  EXPECT_NE(again.out.find("6 already done, 0 to run"), std::string::npos) << again.out;
+  EXPECT_EQ(results(dir)["points"].size(), 6u);
+}
+
+TEST(SweepRunner, ResumesAfterAKillWithEveryPointExactlyOnce) {
+  ScratchDir dir("resume");
+  const auto sweep = dir.write("s.json", six_points().dump());
+  const std::string line = "cd '" + dir.path().string() + "' && exec " + test::ptdp_cli() + " sweep " +
+                           sweep.string() + " --out r.json --point-delay-ms 400 > first.txt 2>&1";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", line.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Wait until two points are on disk, then kill the runner mid-sweep.
+  for (int i = 0; i < 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (std::filesystem::exists(dir.path() / "r.json") && results(dir)["points"].size() >= 2) break;
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  const std::size_t before = results(dir)["points"].size();
+  ASSERT_GE(before, 2u);
+  ASSERT_LT(before, 6u) << "the sweep finished before it could be killed";
+  const auto r = test::run_command(test::ptdp_cli() + " sweep " + sweep.string() + " --out r.json", dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find(std::to_string(before) + " already done"), std::string::npos) << r.out;
+  const auto counts = key_counts(results(dir));
+  EXPECT_EQ(counts.size(), 6u);
+  for (const auto& [key, n] : counts) EXPECT_EQ(n, 1) << key;
+}
+
+TEST(SweepRunner, ACrashingPointIsRecordedAndTheRestFinish) {
+  ScratchDir dir("crash");
+  const auto sweep = dir.write("s.json", six_points().dump());
+  const auto r = test::run_command(test::ptdp_cli() + " sweep " + sweep.string() + " --out r.json --crash-point 2", dir);
+  EXPECT_EQ(r.status, 1) << r.out;
+  const json j = results(dir);
+  ASSERT_EQ(j["points"].size(), 6u);
+  for (const auto& p : j["points"]) {
+    if (p["index"] == 2) {
+      EXPECT_EQ(p["status"], "failed");
+      EXPECT_NE(p["reason"].get<std::string>().find("signal"), std::string::npos) << p["reason"];
+      EXPECT_TRUE(p["value"].is_null());
+    } else {
+      EXPECT_EQ(p["status"], "ok");
+    }
+  }
+}
+
+TEST(SweepRunner, AcceptanceBandsFailAPointBelowItsMinimum) {
+  ScratchDir dir("accept");
+  json s = six_points();
+  s["expect"] = {{"model_tflops_per_gpu", {{"min", 1.0}}}};
+  s["points"] = json::array({json::object(), {{"expect", {{"model_tflops_per_gpu", {{"min", 1e6}}}}}}});
+  const auto sweep = dir.write("s.json", s.dump());
+  const auto r = test::run_command(test::ptdp_cli() + " sweep " + sweep.string() + " --out r.json", dir);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("FAIL"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("PASS"), std::string::npos) << r.out;
+  int pass = 0, fail = 0;
+  const json j = results(dir);
+  for (const auto& p : j["points"]) (p["acceptance"] == "pass" ? pass : fail)++;
+  EXPECT_EQ(pass, 6);
+  EXPECT_EQ(fail, 6);
+  s.erase("points");
+  const auto lenient = dir.write("ok.json", s.dump());
+  EXPECT_EQ(test::run_command(test::ptdp_cli() + " sweep " + lenient.string() + " --out ok-results.json", dir).status, 0);
+}
+
+TEST(SweepRunner, MalformedSweepIsRefusedAndNothingRuns) {
+  ScratchDir dir("malformed-sweep");
+  json s = six_points();
+  s["axes"].push_back({{"plan.no_such_field", {1, 2}}});
+  const auto sweep = dir.write("s.json", s.dump());
+  const auto r = test::run_command(test::ptdp_cli() + " sweep " + sweep.string() + " --out r.json", dir);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("plan.no_such_field"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "r.json"));
+}
+
+TEST(SweepRunner, InvalidPointsAreRecordedAsRefusedAndOthersRun) {
+  ScratchDir dir("refused-points");
+  json s = six_points();
+  s["axes"] = json::array({{{"plan.tp", {2, 3}}}});
+  const auto sweep = dir.write("s.json", s.dump());
+  const auto r = test::run_command(test::ptdp_cli() + " sweep " + sweep.string() + " --out r.json", dir);
+  EXPECT_EQ(r.status, 0) << r.err;
+  const json j = results(dir);
+  ASSERT_EQ(j["points"].size(), 2u);
+  for (const auto& p : j["points"]) {  // recorded in the order they finish
+    if (p["index"] == 0) {
+      EXPECT_EQ(p["status"], "ok");
+    }
+    if (p["index"] != 1) continue;
+    EXPECT_EQ(p["status"], "refused");
+    EXPECT_NE(p.value("reason", "").find("plan.tp"), std::string::npos) << p.dump();
+  }
+}
+
+TEST(SweepRunner, ResultsOfAnotherSweepAreNotOverwritten) {
+  ScratchDir dir("other");
+  dir.write("r.json", json({{"schema", "ptdp.sweep-results/1"}, {"sweep", {{"name", "else"}}}, {"points", json::array()}}).dump());
+  const auto sweep = dir.write("s.json", six_points().dump());
+  const auto r = test::run_command(test::ptdp_cli() + " sweep " + sweep.string() + " --out r.json", dir);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("\"else\""), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace ptdp
