@@ -11,6 +11,7 @@
 
 #include "core/metrics/result_io.h"
 #include "core/sweep/sweep_results.h"
+#include "endtoend/backend.h"
 #include "endtoend/child_process.h"
 #include "endtoend/commands.h"
 
@@ -29,6 +30,8 @@ struct Running {
   std::unique_ptr<ChildProcess> child;
   std::filesystem::path log, output;
 };
+
+std::string device_of(const SweepPoint& p) { return p.config.machine.name == "cpu-host" ? "cpu" : "cuda"; }
 
 std::string self_path() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
 
@@ -100,9 +103,9 @@ class Runner {
       const std::string config = stem + "-config.json";
       write_json_atomic(config, t.point->config_json);
       if (ranks > 1) argv = mpirun_prefix(ranks);
-      argv.insert(argv.end(), {self_path(), "train", "--config", config, "--iterations",
-                               std::to_string(sweep_.train_iterations), "--warmup", std::to_string(sweep_.train_warmup),
-                               "--out", r.output.string()});
+      argv.insert(argv.end(), {self_path(), "train", "--config", config, "--device", device_of(*t.point),
+                               "--iterations", std::to_string(sweep_.train_iterations), "--warmup",
+                               std::to_string(sweep_.train_warmup), "--out", r.output.string()});
       if (opt_.crash_point == t.point->index) argv.insert(argv.end(), {"--fault", "kill:0:1"});
     }
     r.child = std::make_unique<ChildProcess>(argv, r.log);
@@ -206,8 +209,10 @@ class Runner {
   double elapsed_ = 0;
 };
 
+// CPU points of up to max_ranks ranks; GPU points (16-bit) that fit this node's GPUs.
 bool measurable_here(const SweepPoint& p, int max_ranks) {
-  return p.config.machine.name == "cpu-host" && p.config.plan.world_size() <= max_ranks;
+  if (p.config.machine.name == "cpu-host") return p.config.plan.world_size() <= max_ranks;
+  return p.config.plan.precision != Precision::fp32 && p.config.plan.world_size() <= cuda_devices();
 }
 
 std::deque<Task> plan_tasks(const Sweep& sweep, const SweepOptions& o, const SweepResults& results, int& resumed) {
@@ -220,7 +225,8 @@ std::deque<Task> plan_tasks(const Sweep& sweep, const SweepOptions& o, const Swe
     else if (t.mode == "measured" && !measurable_here(p, o.max_ranks))
       t.refused = "cannot be measured here: needs " + p.config.machine.name + " with " +
                   std::to_string(p.config.plan.world_size()) + " ranks (this machine measures cpu-host points of up to " +
-                  std::to_string(o.max_ranks) + " ranks)";
+                  std::to_string(o.max_ranks) + " ranks and 16-bit GPU points of up to " +
+                  std::to_string(cuda_devices()) + " GPUs)";
     if (results.finished(point_key(sweep, p, t.mode))) ++resumed;
     else tasks.push_back(t);
   }

@@ -5,6 +5,7 @@
 
 #include "core/comm/world.h"
 #include "core/config/config.h"
+#include "endtoend/backend.h"
 #include "endtoend/cli_common.h"
 #include "endtoend/commands.h"
 #include "endtoend/train_run.h"
@@ -20,11 +21,13 @@ ConfigErrors check_train_args(const TrainArgs& a, const Config& cfg) {
   if (a.warmup < 0 || a.warmup >= a.iterations)
     e.push_back({"--warmup", "--warmup=" + std::to_string(a.warmup) + " must be in [0, --iterations) so that some "
                              "iterations are timed"});
-  if (a.device != "cpu")
-    e.push_back({"--device", "--device=" + a.device + " is not available in this build (cpu only)"});
+  if (const std::string why = device_unavailable(a.device); !why.empty())
+    e.push_back({"--device", "--device=" + a.device + ": " + why});
   if (a.device == "cpu" && cfg.plan.precision != Precision::fp32)
     e.push_back({"plan.precision", "plan.precision=" + to_string(cfg.plan.precision) +
                                        " is not supported on --device cpu (the CPU backend is fp32)"});
+  if (a.device == "cuda" && cfg.plan.precision == Precision::fp32)
+    e.push_back({"plan.precision", "plan.precision=fp32 is not supported on --device cuda (bf16 or fp16)"});
   if (!a.data.empty() && cfg.model.vocab < 256)
     e.push_back({"model.vocab", "--data trains on bytes: model.vocab=" + std::to_string(cfg.model.vocab) +
                                     " must be at least 256"});
@@ -79,7 +82,8 @@ Command add_train_command(CLI::App& app) {
   sub->add_option("--iterations", args->iterations, "Iterations to run, warm-up included")->capture_default_str();
   sub->add_option("--warmup", args->warmup, "Leading iterations left out of the timing statistics")
       ->capture_default_str();
-  sub->add_option("--device", args->device, "Backend: cpu (fp32)")->capture_default_str();
+  sub->add_option("--device", args->device, "Backend: cpu (fp32) or cuda (bf16/fp16 as plan.precision; NCCL)")
+      ->capture_default_str();
   sub->add_option("--out", args->out, "Write the result JSON here (atomically; nothing on failure)");
   sub->add_option("--data", args->data, "Train on this text file as bytes (vocab 256) instead of synthetic tokens")
       ->check(CLI::ExistingFile);

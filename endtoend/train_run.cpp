@@ -10,11 +10,11 @@
 #include "core/comm/host_gather.h"
 #include "core/comm/process_groups.h"
 #include "core/data/token_source.h"
-#include "core/kernels/cpu/cpu_ops.h"
 #include "core/metrics/flops.h"
 #include "core/metrics/result.h"
 #include "core/metrics/result_io.h"
 #include "core/runtime/trainer.h"
+#include "endtoend/backend.h"
 #include "endtoend/commands.h"
 
 namespace ptdp::cli {
@@ -82,20 +82,25 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
 }
 
-nlohmann::json memory_json(const Config& cfg, Trainer& trainer, ProcessGroups& g, const CpuAllocator& alloc) {
-  const MemoryTraits traits = memory_traits(Device::cpu, cfg.plan.precision, false);
+nlohmann::json memory_json(const Config& cfg, Trainer& trainer, const ProcessGroups& g, const Backend& b,
+                           Communicator& host) {
+  const MemoryTraits traits =
+      memory_traits(b.ops->device(), cfg.plan.precision, cfg.plan.attention == Attention::flash);
   const MemoryBreakdown model = memory_model(cfg.model, cfg.plan, traits, g.coord.pp, trainer.program());
-  const auto peaks = gather_host(*g.world, static_cast<double>(alloc.stats().peak_bytes));
-  const auto totals = gather_host(*g.world, static_cast<double>(model.total()));
-  return {{"peak_measured", *std::max_element(peaks.begin(), peaks.end())},
-          {"peak_measured_per_rank", peaks},
-          {"model", to_json(model)},  // rank 0's breakdown
-          {"model_total_per_rank", totals}};
+  const auto peaks = gather_host(host, static_cast<double>(b.allocator->stats().peak_bytes));
+  const auto totals = gather_host(host, static_cast<double>(model.total()));
+  const auto device = gather_host(host, static_cast<double>(b.device_used_at_peak()));
+  nlohmann::json j = {{"peak_measured", *std::max_element(peaks.begin(), peaks.end())},
+                      {"peak_measured_per_rank", peaks},
+                      {"model", to_json(model)},  // rank 0's breakdown
+                      {"model_total_per_rank", totals}};
+  if (device.front() >= 0) j["device_used_at_peak_per_rank"] = device;  // cudaMemGetInfo: context and cache included
+  return j;
 }
 
-nlohmann::json communication_json(ProcessGroups& g, int iterations) {
+nlohmann::json communication_json(const ProcessGroups& g, Communicator& host, int iterations) {
   const auto per_iteration = [&](const Communicator& c) {
-    const auto all = gather_host(*g.world, static_cast<double>(c.stats().bytes));
+    const auto all = gather_host(host, static_cast<double>(c.stats().bytes));
     return std::accumulate(all.begin(), all.end(), 0.0) / iterations;
   };
   return {{"tp_bytes", per_iteration(*g.tp)},
@@ -135,9 +140,11 @@ std::optional<Fault> parse_fault(const std::string& text) {
 
 int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& world, const std::string& mpi_version) {
   const bool root = world.rank() == 0;
-  CpuAllocator alloc(world.rank());
-  CpuOps ops(alloc);
-  ProcessGroups groups = make_process_groups(world, {cfg.plan.tp, cfg.plan.pp, cfg.plan.dp, cfg.machine.gpus_per_node});
+  Backend backend = make_backend(args.device, cfg, world, args.comm_timeout_s);
+  Ops& ops = *backend.ops;
+  Communicator& device_world = backend.device_world ? *backend.device_world : world;
+  ProcessGroups groups =
+      make_process_groups(device_world, {cfg.plan.tp, cfg.plan.pp, cfg.plan.dp, cfg.machine.gpus_per_node});
   auto data = make_data(cfg, args);
   Trainer trainer(cfg, ops, groups, *data);
   if (root)
@@ -148,11 +155,14 @@ int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& wor
   const Series s = train(cfg, args, trainer, world);
   nlohmann::json result = result_header(cfg, "measured");
   result["software"]["mpi"] = mpi_version;
+  for (const auto& [key, value] : backend.info.items())
+    if (key == "driver" || key == "cuda_runtime" || key == "cublaslt" || key == "nccl") result["software"][key] = value;
   result["run"] = {{"device", args.device}, {"ranks", world.size()}, {"iterations", args.iterations},
-                   {"warmup", args.warmup}, {"data", data->describe()}, {"backend", ops.name()}};
+                   {"warmup", args.warmup}, {"data", data->describe()}, {"backend", ops.name()},
+                   {"hardware", backend.info}};
   nlohmann::json metrics = metrics_json(cfg, s);
-  metrics["memory_bytes"] = memory_json(cfg, trainer, groups, alloc);
-  metrics["communication"] = communication_json(groups, args.iterations);
+  metrics["memory_bytes"] = memory_json(cfg, trainer, groups, backend, world);
+  metrics["communication"] = communication_json(groups, world, args.iterations);
   result["metrics"] = metrics;
   if (!root) return kExitOk;
   if (!args.trace.empty()) {

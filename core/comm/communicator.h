@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/tensor/dtype.h"
 
@@ -49,6 +50,11 @@ class Communicator {
   virtual std::unique_ptr<Request> irecv(void* buf, std::int64_t count, DType type, int peer,
                                          int tag) = 0;
   virtual void barrier() = 0;
+
+  // Collective over the group: every rank names the ranks it will isend to or
+  // irecv from (the pipeline group: its neighbours). Backends whose point-to-point
+  // needs set-up (NCCL: one communicator per direction) make it here; others ignore it.
+  virtual void prepare_p2p(const std::vector<int>& /*peers*/) {}
 
   // The sub-communicator of the ranks passing the same color, ordered by key.
   // Collective over this communicator.

@@ -1,6 +1,7 @@
 // Communicator splits for the tensor, data, pipeline, model-parallel and embedding groups.
 #include "core/comm/process_groups.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -26,6 +27,12 @@ ProcessGroups make_process_groups(Communicator& world, const Topology& topo) {
   // Ranks outside the first and last stage each get a group of their own.
   const bool ends = g.first_stage() || g.last_stage();
   g.embedding = recorded(world.split(ends ? topo.pp_color(r) : topo.world() + r, g.coord.pp), CommGroup::embedding);
+  // Pipeline transfers go to the neighbouring stages, around the ring for interleaving.
+  std::vector<int> neighbours;
+  for (int peer : {(g.coord.pp + topo.p - 1) % topo.p, (g.coord.pp + 1) % topo.p})
+    if (peer != g.coord.pp && std::find(neighbours.begin(), neighbours.end(), peer) == neighbours.end())
+      neighbours.push_back(peer);
+  g.pp->prepare_p2p(neighbours);
   return g;
 }
 

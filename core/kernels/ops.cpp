@@ -15,4 +15,21 @@ void Ops::linear_gelu_forward(const Tensor& x, const Tensor& w, const Tensor& bi
   gelu_forward(pre, y);
 }
 
+void Ops::reset_marks(int count) { marks_.assign(static_cast<std::size_t>(count), {}); }
+
+void Ops::record_mark(int k) { marks_.at(static_cast<std::size_t>(k)) = std::chrono::steady_clock::now(); }
+
+double Ops::mark_seconds(int k) {
+  return std::chrono::duration<double>(marks_.at(static_cast<std::size_t>(k)) - marks_.at(0)).count();
+}
+
+void Ops::adamw_multi(AdamWGroup& g, const AdamWParams& hp) {
+  AdamWParams one = hp;
+  for (std::size_t i = 0; i < g.masters.size(); ++i) {
+    one.weight_decay = g.decay[i];
+    adamw_step(*g.masters[i], *g.grads[i], *g.m[i], *g.v[i], one);
+    if (g.weights[i] != nullptr && g.weights[i]->raw() != g.masters[i]->raw()) cast(*g.masters[i], *g.weights[i]);
+  }
+}
+
 }  // namespace ptdp

@@ -5,7 +5,9 @@
 // Letters: n tokens (b·s), h hidden, k/m linear in/out, Vt vocabulary shard,
 // a heads on this rank, d head dim.
 #pragma once
+#include <chrono>
 #include <cstdint>
+#include <vector>
 
 #include "core/kernels/cpu/adamw.h"
 #include "core/tensor/tensor.h"
@@ -40,6 +42,15 @@ class Ops {
   virtual void upload_i32(const std::int32_t* host, Tensor& dst) = 0;
   virtual void cast(const Tensor& src, Tensor& dst) = 0;            // between float dtypes
   virtual void synchronize() {}                                     // wait for queued work
+  // True when every op has finished when it returns (host timing is exact).
+  virtual bool synchronous() const { return true; }
+
+  // --- timing marks: record_mark(k) marks the point the backend's queue has
+  // reached (host clock on the CPU, an event on a GPU stream); after
+  // synchronize(), mark_seconds(k) is the time from mark 0. ------------------
+  virtual void reset_marks(int count);
+  virtual void record_mark(int k);
+  virtual double mark_seconds(int k);
 
   // --- embedding (vocabulary-parallel) -------------------------------------
   // out (n, h) = wte rows of tokens in [vocab_start, +Vt), zero rows elsewhere.
@@ -82,8 +93,9 @@ class Ops {
   // Returns what the backward needs beyond qkv (probabilities on the CPU,
   // log-sum-exp on a fused GPU kernel).
   virtual Tensor attention_forward(const Tensor& qkv, int heads, Tensor& out) = 0;
-  virtual void attention_backward(const Tensor& dout, const Tensor& qkv, const Tensor& saved, int heads,
-                                  Tensor& dqkv) = 0;
+  // `out` is the forward's output (a fused backward needs rowsum(dout ∘ out)).
+  virtual void attention_backward(const Tensor& dout, const Tensor& qkv, const Tensor& out, const Tensor& saved,
+                                  int heads, Tensor& dqkv) = 0;
 
   // --- vocabulary-parallel cross-entropy pieces; logits (n, Vt), per-row (n) fp32 ------
   virtual void ce_row_max(const Tensor& logits, Tensor& row_max) = 0;
@@ -100,9 +112,19 @@ class Ops {
   // --- optimizer: fp32 master, grad, moments ----------------------------------
   virtual void adamw_step(Tensor& master, const Tensor& grad, Tensor& m, Tensor& v,
                           const AdamWParams& hp) = 0;
+  // One step over many tensors (a backend may do it in one launch); weights[i]
+  // (may be undefined) receives master[i] in its own dtype. decay[i] replaces
+  // hp.weight_decay for tensor i.
+  struct AdamWGroup {
+    std::vector<Tensor*> masters, m, v, weights;
+    std::vector<const Tensor*> grads;
+    std::vector<float> decay;
+  };
+  virtual void adamw_multi(AdamWGroup& group, const AdamWParams& hp);
 
  private:
   Allocator& alloc_;
+  std::vector<std::chrono::steady_clock::time_point> marks_;
 };
 
 }  // namespace ptdp

@@ -30,6 +30,8 @@ nlohmann::json throughput_metrics(const Config& cfg, double iteration_s) {
   j["sequences_per_s"] = iteration_s > 0 ? batch / iteration_s : 0.0;
   const double peak = cfg.machine.peak_for(to_string(p.precision));
   j["peak_tflops_used"] = peak > 0 ? nlohmann::json(peak) : nlohmann::json(nullptr);
+  const auto source = cfg.machine.sources.find("peak_tflops");
+  j["peak_source"] = source != cfg.machine.sources.end() ? nlohmann::json(source->second) : nlohmann::json(nullptr);
   j["percent_of_peak"] = peak > 0 ? nlohmann::json(100.0 * per_gpu / peak) : nlohmann::json(nullptr);
   return j;
 }

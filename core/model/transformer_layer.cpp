@@ -120,7 +120,7 @@ Tensor TransformerLayer::attention_backward(const Tensor& dx2, LayerActs& a) {
     a.attn_saved = ops.attention_forward(a.qkv, heads_, again);
   }
   Tensor dqkv = ops.empty(a.qkv.shape());
-  ops.attention_backward(dattn, a.qkv, a.attn_saved, heads_, dqkv);
+  ops.attention_backward(dattn, a.qkv, a.attn, a.attn_saved, heads_, dqkv);
   Tensor dln1 = ops.empty(a.ln1.y.shape());
   ops.linear_backward(dqkv, a.ln1.y, qkv_w_->value, dln1, qkv_w_->grad, qkv_b_->grad);
   all_reduce(ctx_.tp, dln1);  // f

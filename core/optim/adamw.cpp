@@ -22,11 +22,16 @@ void AdamW::step() {
   hp.beta2 = static_cast<float>(cfg_.beta2);
   hp.eps = static_cast<float>(cfg_.eps);
   hp.step = step_;
+  Ops::AdamWGroup group;
   for (State& s : states_) {
-    hp.weight_decay = s.param->weight_decay ? static_cast<float>(cfg_.weight_decay) : 0.0f;
-    ops_.adamw_step(s.master, s.param->grad, s.m, s.v, hp);
-    if (s.master.raw() != s.param->value.raw()) ops_.cast(s.master, s.param->value);
+    group.masters.push_back(&s.master);
+    group.grads.push_back(&s.param->grad);
+    group.m.push_back(&s.m);
+    group.v.push_back(&s.v);
+    group.weights.push_back(s.master.raw() != s.param->value.raw() ? &s.param->value : nullptr);
+    group.decay.push_back(s.param->weight_decay ? static_cast<float>(cfg_.weight_decay) : 0.0f);
   }
+  ops_.adamw_multi(group, hp);
 }
 
 std::int64_t AdamW::state_bytes() const {

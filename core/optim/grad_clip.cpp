@@ -12,13 +12,8 @@ double global_grad_norm(Ops& ops, const ParamList& params, Communicator& model_p
   return std::sqrt(model_parallel.all_reduce_host(local, ReduceOp::sum));
 }
 
-double clip_grad_norm(Ops& ops, const ParamList& params, Communicator& model_parallel, double max_norm) {
-  const double norm = global_grad_norm(ops, params, model_parallel);
-  if (max_norm > 0 && norm > max_norm) {
-    const double factor = max_norm / (norm + 1e-6);
-    for (Param* p : params) ops.scale(p->grad, factor);
-  }
-  return norm;
+double clip_factor(double norm, double max_norm) {
+  return max_norm > 0 && norm > max_norm ? max_norm / (norm + 1e-6) : 1.0;
 }
 
 }  // namespace ptdp

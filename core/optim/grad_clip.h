@@ -11,7 +11,8 @@ namespace ptdp {
 // The global gradient norm, identical on all ranks of `model_parallel`.
 double global_grad_norm(Ops& ops, const ParamList& params, Communicator& model_parallel);
 
-// Scales gradients by max_norm/norm when norm > max_norm (max_norm > 0). Returns norm.
-double clip_grad_norm(Ops& ops, const ParamList& params, Communicator& model_parallel, double max_norm);
+// The factor that clips a gradient of global norm `norm` to `max_norm`
+// (1 when it is within, or when max_norm is 0: clipping off).
+double clip_factor(double norm, double max_norm);
 
 }  // namespace ptdp

@@ -11,33 +11,38 @@
 
 namespace ptdp {
 
-namespace {
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-}  // namespace
-
 Executor::Executor(const Config& cfg, Ops& ops, RankModel& model, AdamW& optimizer, ProcessGroups& groups,
                    const TokenSource& data)
-    : cfg_(cfg), ops_(ops), model_(model), optimizer_(optimizer), groups_(groups), data_(data) {}
+    : cfg_(cfg), ops_(ops), model_(model), optimizer_(optimizer), groups_(groups), data_(data),
+      scaler_(cfg.plan.precision == Precision::fp16) {}
 
 IterationResult Executor::run(const Program& program, std::int64_t first_sample) {
   first_sample_ = first_sample;
   model_.zero_grads();
   IterationResult result;
+  result.loss_scale = scaler_.scale();
+  // Marks count from mark 0, taken now, like the recorded collective waits.
   const auto t0 = std::chrono::steady_clock::now();
-  groups_.recorder->start(t0);
-  for (const Instr& in : program) {
-    const double start = seconds_since(t0);
-    execute(in, result);
-    ops_.synchronize();
-    result.timeline.push_back({groups_.world_rank, in, start, seconds_since(t0)});
+  // Collective waits are timed on the host, which is exact only when ops are synchronous.
+  if (ops_.synchronous()) groups_.recorder->start(t0);
+  ops_.reset_marks(2 * static_cast<int>(program.size()) + 1);
+  ops_.record_mark(0);
+  std::vector<TimelineEvent> waits;
+  for (std::size_t i = 0; i < program.size(); ++i) {
+    ops_.record_mark(static_cast<int>(2 * i + 1));
+    execute(program[i], result);
+    ops_.record_mark(static_cast<int>(2 * i + 2));
     for (const CommWait& w : groups_.recorder->drain())
-      result.timeline.push_back({groups_.world_rank, in, w.start_s, w.end_s, w.group, w.op});
+      waits.push_back({groups_.world_rank, program[i], w.start_s, w.end_s, w.group, w.op});
     drain_sends(false);
   }
   groups_.recorder->stop();
   drain_sends(true);
+  ops_.synchronize();
+  for (std::size_t i = 0; i < program.size(); ++i)
+    result.timeline.push_back({groups_.world_rank, program[i], ops_.mark_seconds(static_cast<int>(2 * i + 1)),
+                               ops_.mark_seconds(static_cast<int>(2 * i + 2))});
+  result.timeline.insert(result.timeline.end(), waits.begin(), waits.end());
   slots_.clear();
   batches_.clear();
   return result;
@@ -87,8 +92,10 @@ void Executor::backward(const Instr& in) {
   static const MicroBatch kNone{};
   const Plan& p = cfg_.plan;
   // Loss = mean over the B·s tokens of the iteration: each micro-batch's token
-  // sum enters with 1/(b·s·m·d); the data-parallel all-reduce then sums.
-  const double grad_scale = 1.0 / (static_cast<double>(p.micro_batch) * cfg_.model.seq_len * p.micro_batches() * p.dp);
+  // sum enters with 1/(b·s·m·d) (times the fp16 loss scale); the data-parallel
+  // all-reduce then sums.
+  const double grad_scale =
+      scaler_.scale() / (static_cast<double>(p.micro_batch) * cfg_.model.seq_len * p.micro_batches() * p.dp);
   s.dinput = chunk.backward(needs_data ? micro_batch(in.mb) : kNone, s.dout, s.acts, grad_scale);
   s.acts = ChunkActs{};
   s.input = s.dout = Tensor{};
@@ -133,8 +140,17 @@ void Executor::drain_sends(bool wait_all) {
   sends_ = std::move(open);
 }
 
+// Unscale, check for overflow (fp16), clip and step; one pass over the flat gradients.
 void Executor::optimizer_step(IterationResult& result) {
-  result.grad_norm = clip_grad_norm(ops_, model_.params(), *groups_.model_parallel, cfg_.optimizer.clip_grad);
+  const double scale = scaler_.scale();
+  const double scaled_norm = global_grad_norm(ops_, model_.params(), *groups_.model_parallel);
+  result.grad_norm = scaled_norm / scale;
+  if (!scaler_.update(scaled_norm)) {
+    result.skipped = true;
+    return;
+  }
+  const double factor = clip_factor(result.grad_norm, cfg_.optimizer.clip_grad) / scale;
+  if (factor != 1.0) ops_.scale(model_.grad_buffer(), factor);
   optimizer_.step();
 }
 

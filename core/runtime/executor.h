@@ -15,6 +15,7 @@
 #include "core/metrics/timeline.h"
 #include "core/model/rank_model.h"
 #include "core/optim/adamw.h"
+#include "core/optim/loss_scaler.h"
 #include "core/schedule/instruction.h"
 
 namespace ptdp {
@@ -22,7 +23,9 @@ namespace ptdp {
 struct IterationResult {
   double loss_sum = 0;         // Σ per-token losses this rank computed (last stage), else 0
   std::int64_t loss_tokens = 0;
-  double grad_norm = 0;        // global, before clipping
+  double grad_norm = 0;        // global, before clipping (unscaled)
+  bool skipped = false;        // fp16 overflow: the optimizer step was skipped
+  double loss_scale = 1;       // the loss scale this iteration ran with
   Timeline timeline;           // this rank's instructions, seconds from the iteration start
 };
 
@@ -66,6 +69,7 @@ class Executor {
   std::map<std::pair<int, int>, Slot> slots_;
   std::map<int, MicroBatch> batches_;
   std::vector<PendingSend> sends_;
+  LossScaler scaler_;
 };
 
 }  // namespace ptdp

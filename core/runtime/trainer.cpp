@@ -30,6 +30,8 @@ IterationRecord Trainer::step(int iteration) {
   const double tokens = static_cast<double>(cfg_.plan.global_batch) * cfg_.model.seq_len;
   rec.loss = loss_sum / tokens;
   rec.grad_norm = r.grad_norm;
+  rec.skipped = r.skipped;
+  rec.loss_scale = r.loss_scale;
   return rec;
 }
 

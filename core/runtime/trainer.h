@@ -11,6 +11,8 @@ struct IterationRecord {
   double seconds = 0;    // slowest rank's wall time for the iteration
   double loss = 0;       // mean loss over the global batch's tokens
   double grad_norm = 0;  // global gradient norm before clipping
+  bool skipped = false;  // fp16 overflow skipped the optimizer step
+  double loss_scale = 1;
 };
 
 class Trainer {

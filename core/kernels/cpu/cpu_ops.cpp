@@ -112,7 +112,7 @@ Tensor CpuOps::attention_forward(const Tensor& qkv, int heads, Tensor& out) {
   return probs;
 }
 
-void CpuOps::attention_backward(const Tensor& dout, const Tensor& qkv, const Tensor& saved, int heads,
+void CpuOps::attention_backward(const Tensor& dout, const Tensor& qkv, const Tensor&, const Tensor& saved, int heads,
                                 Tensor& dqkv) {
   const std::int64_t b = qkv.dim(0), s = qkv.dim(1), d = qkv.dim(2) / (3 * heads);
   cpu::attention_backward(f(dout), f(qkv), f(saved), b, s, heads, d, f(dqkv));

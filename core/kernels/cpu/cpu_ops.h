@@ -39,7 +39,7 @@ class CpuOps final : public Ops {
   void scale(Tensor& x, double alpha) override;
   double sum_squares(const Tensor& x) override;
   Tensor attention_forward(const Tensor& qkv, int heads, Tensor& out) override;
-  void attention_backward(const Tensor& dout, const Tensor& qkv, const Tensor& saved, int heads,
+  void attention_backward(const Tensor& dout, const Tensor& qkv, const Tensor& out, const Tensor& saved, int heads,
                           Tensor& dqkv) override;
   void ce_row_max(const Tensor& logits, Tensor& row_max) override;
   void ce_row_sum_exp(const Tensor& logits, const Tensor& row_max, Tensor& sum_exp) override;

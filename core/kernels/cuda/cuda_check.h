@@ -1,0 +1,30 @@
+// Always-on checks of CUDA, cuBLAS(Lt) and NCCL return codes: on failure they
+// throw std::runtime_error naming the expression, file:line, rank and host and
+// the library's own message (the command that catches it prints it and, in a
+// multi-rank run, aborts the job). Kept in release builds.
+#pragma once
+#include <cuda_runtime.h>
+#include <cublasLt.h>
+
+#include <string>
+
+namespace ptdp::cuda {
+
+// "rank R (host)", R from the launcher's environment (Open MPI, Slurm, PMI) or "?".
+std::string where();
+
+[[noreturn]] void fail(const std::string& what, const char* expr, const char* file, int line);
+
+inline void check(cudaError_t e, const char* expr, const char* file, int line) {
+  if (e != cudaSuccess) fail(std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e), expr, file, line);
+}
+inline void check(cublasStatus_t s, const char* expr, const char* file, int line) {
+  if (s != CUBLAS_STATUS_SUCCESS) fail(std::string("cuBLAS status ") + std::to_string(static_cast<int>(s)), expr, file, line);
+}
+
+}  // namespace ptdp::cuda
+
+#define PTDP_CUDA_CHECK(expr) ::ptdp::cuda::check((expr), #expr, __FILE__, __LINE__)
+#define PTDP_CUBLAS_CHECK(expr) ::ptdp::cuda::check((expr), #expr, __FILE__, __LINE__)
+// After a kernel launch: the launch's own error (bad configuration, no device).
+#define PTDP_CUDA_CHECK_LAUNCH() ::ptdp::cuda::check(cudaGetLastError(), "kernel launch", __FILE__, __LINE__)

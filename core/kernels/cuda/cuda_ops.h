@@ -1,0 +1,118 @@
+// The CUDA backend of Ops: weights and activations in bf16 or fp16, gradients,
+// statistics and optimizer state in fp32, on one stream of one GPU; GEMMs
+// through cuBLASLt, the other ops through ptdp's kernels (kernels.h). The
+// fused-operator switch picks fused or unfused bias+GeLU and scale+mask+softmax;
+// attention runs fused (flash) or unfused (GEMM, softmax, GEMM).
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <vector>
+
+#include "core/config/plan.h"
+#include "core/kernels/cuda/cuda_allocator.h"
+#include "core/kernels/ops.h"
+
+namespace ptdp {
+
+namespace cuda {
+class Gemm;
+class AdamWTableOwner;
+}  // namespace cuda
+
+struct CudaOpsOptions {
+  DType compute = DType::bf16;            // bf16 or fp16
+  bool fused_ops = true;                  // fused bias+GeLU and scale+mask+softmax
+  Attention attention = Attention::flash; // fused (flash) or unfused attention
+  double timeout_s = 60;                  // a synchronize that takes longer aborts the run
+};
+
+class CudaOps final : public Ops {
+ public:
+  CudaOps(CudaCachingAllocator& alloc, const CudaOpsOptions& options);
+  ~CudaOps() override;
+
+  Device device() const override { return Device::cuda; }
+  DType compute_dtype() const override { return options_.compute; }
+  std::string name() const override;
+  cudaStream_t stream() const { return stream_; }
+
+  void zero(Tensor& x) override;
+  void copy(const Tensor& src, Tensor& dst) override;
+  void upload_f32(const float* host, Tensor& dst) override;
+  void download_f32(const Tensor& src, float* host) override;
+  void upload_i32(const std::int32_t* host, Tensor& dst) override;
+  void cast(const Tensor& src, Tensor& dst) override;
+  void synchronize() override;
+  bool synchronous() const override { return false; }
+  void reset_marks(int count) override;
+  void record_mark(int k) override;
+  double mark_seconds(int k) override;
+
+  void embedding_forward(const Tensor& tokens, const Tensor& wte, std::int64_t vocab_start, Tensor& out) override;
+  void embedding_backward(const Tensor& tokens, const Tensor& dout, std::int64_t vocab_start, Tensor& dwte) override;
+  void position_forward(const Tensor& wpe, Tensor& x) override;
+  void position_backward(const Tensor& dx, Tensor& dwpe) override;
+  void layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y, Tensor& mean,
+                         Tensor& rstd) override;
+  void layernorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                          const Tensor& rstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta) override;
+  void linear_forward(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y) override;
+  void linear_backward(const Tensor& dy, const Tensor& x, const Tensor& w, Tensor& dx, Tensor& dw,
+                       Tensor& dbias) override;
+  void linear_gelu_forward(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& pre, Tensor& y) override;
+  void bias_add(Tensor& y, const Tensor& bias) override;
+  void bias_backward(const Tensor& dy, Tensor& dbias) override;
+  void gelu_forward(const Tensor& x, Tensor& y) override;
+  void gelu_backward(const Tensor& dy, const Tensor& x, Tensor& dx) override;
+  void add(const Tensor& a, const Tensor& b, Tensor& out) override;
+  void scale(Tensor& x, double alpha) override;
+  double sum_squares(const Tensor& x) override;
+  Tensor attention_forward(const Tensor& qkv, int heads, Tensor& out) override;
+  void attention_backward(const Tensor& dout, const Tensor& qkv, const Tensor& out, const Tensor& saved, int heads,
+                          Tensor& dqkv) override;
+  void ce_row_max(const Tensor& logits, Tensor& row_max) override;
+  void ce_row_sum_exp(const Tensor& logits, const Tensor& row_max, Tensor& sum_exp) override;
+  void ce_target_logit(const Tensor& logits, const Tensor& targets, std::int64_t vocab_start,
+                       Tensor& target_logit) override;
+  void ce_loss(const Tensor& row_max, const Tensor& sum_exp, const Tensor& target_logit, Tensor& loss) override;
+  void ce_backward(const Tensor& logits, const Tensor& targets, const Tensor& row_max, const Tensor& sum_exp,
+                   std::int64_t vocab_start, double scale, Tensor& dlogits) override;
+  void adamw_step(Tensor& master, const Tensor& grad, Tensor& m, Tensor& v, const AdamWParams& hp) override;
+  void adamw_multi(AdamWGroup& group, const AdamWParams& hp) override;
+
+ private:
+  // Calls f with a value of the compute type (__nv_bfloat16 or __half).
+  template <class F> void with_type(F&& f) const {
+    if (options_.compute == DType::bf16) f(__nv_bfloat16{});
+    else f(__half{});
+  }
+  void wait_for_stream(const char* what);
+  void attention_unfused_forward(const Tensor& qkv, int heads, Tensor& out, Tensor& probs);
+  void attention_unfused_backward(const Tensor& dout, const Tensor& qkv, const Tensor& probs, int heads,
+                                  Tensor& dqkv);
+
+  CudaOpsOptions options_;
+  cudaStream_t stream_ = nullptr;
+  std::unique_ptr<cuda::Gemm> gemm_;
+  std::vector<cudaEvent_t> marks_;
+  double* device_scalar_ = nullptr;               // sum_squares result
+  std::unique_ptr<cuda::AdamWTableOwner> adamw_;  // tables of the last optimizer group
+  std::vector<void*> adamw_key_;                  // its tensors, to reuse the tables
+};
+
+// "NVIDIA H100 80GB HBM3", driver, runtime, cuBLASLt versions and device count.
+struct CudaDeviceInfo {
+  std::string name;
+  int devices = 0, device = 0;
+  std::string driver, runtime, cublaslt;
+  std::int64_t memory_bytes = 0;
+};
+CudaDeviceInfo cuda_device_info();
+
+// Chooses the GPU of this rank (local rank modulo the devices of the node).
+int select_cuda_device(int local_rank);
+
+}  // namespace ptdp

@@ -1,0 +1,113 @@
+// Launchers of ptdp's CUDA kernels (host-callable). Each is templated on the
+// 16-bit element type T (__nv_bfloat16 or __half) with fp32 accumulation,
+// mirrors the fp32 reference of core/kernels/cpu (same layouts and meaning),
+// computes its grid, launches on `stream` and checks the launch.
+// Letters: n rows (tokens), h hidden, k/m linear in/out, Vt vocabulary shard,
+// b micro-batch, s sequence, a heads on this rank, d head dim.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace ptdp::cuda {
+
+// --- element-wise (elementwise.cu) --------------------------------------------
+template <class T> void gelu_forward(const T* x, std::int64_t n, T* y, cudaStream_t st);
+template <class T> void gelu_backward(const T* dy, const T* x, std::int64_t n, T* dx, cudaStream_t st);
+// y (rows, m) = gelu(pre + bias) with pre written back as pre + bias: the fused bias+GeLU.
+template <class T> void bias_gelu_forward(T* pre, const T* bias, std::int64_t rows, std::int64_t m, T* y, cudaStream_t st);
+template <class T> void add(const T* a, const T* b, std::int64_t n, T* out, cudaStream_t st);  // out may alias
+template <class T> void bias_add(T* y, const T* bias, std::int64_t rows, std::int64_t m, cudaStream_t st);
+// dbias (m, fp32) += Σ rows of dy.
+template <class T> void bias_backward(const T* dy, std::int64_t rows, std::int64_t m, float* dbias, cudaStream_t st);
+// x *= alpha (T = float, __half, __nv_bfloat16).
+template <class T> void scale(T* x, std::int64_t n, float alpha, cudaStream_t st);
+// *out (fp64 device scalar) = Σ x² accumulated in fp32 per block, fp64 across blocks.
+void sum_squares(const float* x, std::int64_t n, double* out, cudaStream_t st);
+// Conversions between fp32 and T, either way (same element count).
+template <class T> void cast_from_float(const float* src, std::int64_t n, T* dst, cudaStream_t st);
+template <class T> void cast_to_float(const T* src, std::int64_t n, float* dst, cudaStream_t st);
+
+// --- layernorm over h (layernorm.cu); mean, rstd fp32 (n) ---------------------------
+template <class T>
+void layernorm_forward(const T* x, const T* gamma, const T* beta, std::int64_t n, std::int64_t h, float eps, T* y,
+                       float* mean, float* rstd, cudaStream_t st);
+// dx (n, h) overwritten; dgamma, dbeta (h, fp32) accumulated.
+template <class T>
+void layernorm_backward(const T* dy, const T* x, const T* gamma, const float* mean, const float* rstd, std::int64_t n,
+                        std::int64_t h, T* dx, float* dgamma, float* dbeta, cudaStream_t st);
+
+// --- embedding (embedding.cu), vocabulary shard [vocab_start, +Vt) -------------------
+template <class T>
+void embedding_forward(const std::int32_t* tokens, std::int64_t n, const T* wte, std::int64_t vocab_start,
+                       std::int64_t vt, std::int64_t h, T* out, cudaStream_t st);
+// dwte (Vt, h, fp32) += rows of dout for tokens in the shard.
+template <class T>
+void embedding_backward(const std::int32_t* tokens, std::int64_t n, const T* dout, std::int64_t vocab_start,
+                        std::int64_t vt, std::int64_t h, float* dwte, cudaStream_t st);
+// x (b, s, h) += wpe (≥s, h);  dwpe (≥s, h, fp32) += Σ over b of dx.
+template <class T> void position_forward(const T* wpe, std::int64_t b, std::int64_t s, std::int64_t h, T* x, cudaStream_t st);
+template <class T>
+void position_backward(const T* dx, std::int64_t b, std::int64_t s, std::int64_t h, float* dwpe, cudaStream_t st);
+
+// --- scale + causal mask + softmax over scores (b·a, s, s) (softmax.cu) --------------
+// probs = softmax(scale · scores with the upper triangle masked), one kernel (fused)
+// or three (scale, mask, softmax: the readable unfused variant). probs may alias scores.
+template <class T>
+void scaled_masked_softmax(const T* scores, std::int64_t batch, std::int64_t s, float scale, T* probs, bool fused,
+                           cudaStream_t st);
+// dscores = scale · probs ∘ (dprobs − rowsum(dprobs ∘ probs)); may alias dprobs.
+template <class T>
+void scaled_masked_softmax_backward(const T* probs, const T* dprobs, std::int64_t batch, std::int64_t s, float scale,
+                                    T* dscores, cudaStream_t st);
+
+// --- fused causal attention (flash_attention.cu), qkv (b, s, a, 3, d) ----------------
+// out (b, s, a, d); lse (b, a, s) fp32 log-sum-exp of each scaled score row.
+template <class T>
+void flash_attention_forward(const T* qkv, std::int64_t b, std::int64_t s, std::int64_t a, std::int64_t d, T* out,
+                             float* lse, cudaStream_t st);
+// dqkv (b, s, a, 3, d) overwritten. `workspace` holds at least
+// flash_attention_workspace_floats(b, s, a, d) fp32 values.
+template <class T>
+void flash_attention_backward(const T* dout, const T* qkv, const T* out, const float* lse, std::int64_t b,
+                              std::int64_t s, std::int64_t a, std::int64_t d, T* dqkv, float* workspace, cudaStream_t st);
+std::int64_t flash_attention_workspace_floats(std::int64_t b, std::int64_t s, std::int64_t a, std::int64_t d);
+
+// --- vocabulary-parallel cross-entropy pieces (cross_entropy.cu), logits (n, Vt) ------
+template <class T> void ce_row_max(const T* logits, std::int64_t n, std::int64_t vt, float* row_max, cudaStream_t st);
+template <class T>
+void ce_row_sum_exp(const T* logits, std::int64_t n, std::int64_t vt, const float* row_max, float* sum_exp, cudaStream_t st);
+template <class T>
+void ce_target_logit(const T* logits, const std::int32_t* targets, std::int64_t n, std::int64_t vt,
+                     std::int64_t vocab_start, float* target_logit, cudaStream_t st);
+void ce_loss(const float* row_max, const float* sum_exp, const float* target_logit, std::int64_t n, float* loss,
+             cudaStream_t st);
+template <class T>
+void ce_backward(const T* logits, const std::int32_t* targets, const float* row_max, const float* sum_exp,
+                 std::int64_t n, std::int64_t vt, std::int64_t vocab_start, float scale, T* dlogits, cudaStream_t st);
+
+// --- multi-tensor AdamW (adamw.cu) ---------------------------------------------------
+// One launch over many tensors: for tensor i, masters[i], grads[i], m[i], v[i] are
+// fp32 arrays of sizes[i] elements; weights[i] (T, may be null) receives the
+// updated master rounded to T. decay[i] is its weight decay. Pointer tables live
+// in device memory (AdamWTable::upload).
+struct AdamWTable {
+  int tensors = 0;
+  float** masters = nullptr;
+  const float** grads = nullptr;
+  float** m = nullptr;
+  float** v = nullptr;
+  void** weights = nullptr;
+  const std::int64_t* sizes = nullptr;
+  const float* decay = nullptr;
+  // Chunks of at most kChunk elements: (tensor, first element) pairs, for the grid.
+  const int* chunk_tensor = nullptr;
+  const std::int64_t* chunk_start = nullptr;
+  int chunks = 0;
+  static constexpr std::int64_t kChunk = 65536;
+};
+template <class T>
+void adamw_multi_tensor(const AdamWTable& table, float lr, float beta1, float beta2, float eps, int step,
+                        cudaStream_t st);
+
+}  // namespace ptdp::cuda

@@ -1,0 +1,84 @@
+// CPU and CUDA backends of `ptdp train`.
+#include "endtoend/backend.h"
+
+#include <cstdlib>
+
+#include "core/kernels/cpu/cpu_ops.h"
+#ifdef PTDP_HAVE_NCCL
+#include "core/comm/nccl_communicator.h"
+#include "core/kernels/cuda/cuda_ops.h"
+#endif
+
+namespace ptdp::cli {
+
+namespace {
+
+// This process's rank on its node, from the launcher (Open MPI, Slurm, MPICH), else 0.
+int local_rank() {
+  for (const char* var : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID", "PMI_LOCAL_RANK"})
+    if (const char* v = std::getenv(var)) return std::atoi(v);
+  return 0;
+}
+
+Backend cpu_backend(Communicator& host) {
+  Backend b;
+  b.allocator = std::make_unique<CpuAllocator>(host.rank());
+  b.ops = std::make_unique<CpuOps>(*b.allocator);
+  b.info = {{"device", "cpu"}, {"backend", b.ops->name()}};
+  return b;
+}
+
+#ifdef PTDP_HAVE_NCCL
+Backend cuda_backend(const Config& cfg, Communicator& host, double timeout_s) {
+  Backend b;
+  const int device = select_cuda_device(local_rank());
+  auto alloc = std::make_unique<CudaCachingAllocator>(host.rank());
+  CudaCachingAllocator* raw = alloc.get();
+  CudaOpsOptions opt;
+  opt.compute = cfg.plan.precision == Precision::fp16 ? DType::f16 : DType::bf16;
+  opt.fused_ops = cfg.plan.fused_ops;
+  opt.attention = cfg.plan.attention;
+  opt.timeout_s = timeout_s;
+  auto ops = std::make_unique<CudaOps>(*alloc, opt);
+  b.device_world = NcclCommunicator::create_world(host.split(0, host.rank()), ops->stream(), timeout_s);
+  const CudaDeviceInfo d = cuda_device_info();
+  b.info = {{"device", "cuda"},          {"backend", ops->name()},  {"gpu", d.name},
+            {"gpus_on_node", d.devices}, {"gpu_index", device},      {"gpu_memory_bytes", d.memory_bytes},
+            {"driver", d.driver},        {"cuda_runtime", d.runtime}, {"cublaslt", d.cublaslt},
+            {"nccl", NcclCommunicator::nccl_version()}};
+  b.device_used_at_peak = [raw] { return raw->device_used_at_peak(); };
+  b.allocator = std::move(alloc);
+  b.ops = std::move(ops);
+  return b;
+}
+#endif
+
+}  // namespace
+
+int cuda_devices() {
+#ifdef PTDP_HAVE_NCCL
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+#else
+  return 0;
+#endif
+}
+
+std::string device_unavailable(const std::string& device) {
+  if (device == "cpu") return "";
+#ifdef PTDP_HAVE_NCCL
+  if (device == "cuda") return "";
+#endif
+  if (device == "cuda") return "this build has no CUDA backend (CUDA and NCCL were not found at configure time)";
+  return "is not a device (cpu or cuda)";
+}
+
+Backend make_backend(const std::string& device, const Config& cfg, Communicator& host, double timeout_s) {
+#ifdef PTDP_HAVE_NCCL
+  if (device == "cuda") return cuda_backend(cfg, host, timeout_s);
+#endif
+  (void)cfg, (void)timeout_s;
+  return cpu_backend(host);
+}
+
+}  // namespace ptdp::cli

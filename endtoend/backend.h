@@ -1,0 +1,35 @@
+// The backend of a training run: an allocator and ops (CPU fp32, or CUDA
+// bf16/fp16 on this rank's GPU) and the communicator the model's groups are
+// split from (the host world on the CPU, an NCCL world on GPUs). The one place
+// that chooses between them.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/comm/communicator.h"
+#include "core/config/config.h"
+#include "core/kernels/ops.h"
+
+namespace ptdp::cli {
+
+struct Backend {
+  std::unique_ptr<Allocator> allocator;
+  std::unique_ptr<Ops> ops;
+  std::unique_ptr<Communicator> device_world;  // null: use the host world
+  nlohmann::json info;                         // device, versions, for the result
+  // Device memory in use at the peak (cudaMemGetInfo), or -1 where not known.
+  std::function<std::int64_t()> device_used_at_peak = [] { return std::int64_t{-1}; };
+};
+
+// CUDA devices this process sees (0 without a CUDA build or a GPU).
+int cuda_devices();
+
+// Whether `device` can be used by this build, and the reason when not.
+std::string device_unavailable(const std::string& device);
+
+Backend make_backend(const std::string& device, const Config& cfg, Communicator& host, double timeout_s);
+
+}  // namespace ptdp::cli

@@ -1,0 +1,35 @@
+// Every tolerance of the GPU tests, with where it comes from. u16 is the unit
+// roundoff of the 16-bit type (bf16: 2^-8 ≈ 3.9e-3, fp16: 2^-11 ≈ 4.9e-4);
+// kernels accumulate in fp32, so the error is the output rounding (u16) plus
+// the input rounding propagated through a length-K reduction (~u16·sqrt(K) for
+// random signs).
+#pragma once
+#include <cmath>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+namespace ptdp::gputest {
+
+struct Tolerance {
+  double atol, rtol;
+};
+
+template <class T> constexpr double unit_roundoff();
+template <> constexpr double unit_roundoff<__nv_bfloat16>() { return 0x1.0p-8; }
+template <> constexpr double unit_roundoff<__half>() { return 0x1.0p-11; }
+template <> constexpr double unit_roundoff<float>() { return 0x1.0p-24; }
+
+// Element-wise kernels (GeLU, add, casts): one rounding of the output.
+template <class T> Tolerance elementwise() { return {2 * unit_roundoff<T>(), 2 * unit_roundoff<T>()}; }
+// A reduction of length k over 16-bit inputs rounded once (layernorm, softmax,
+// GEMM with fp32 accumulation): u16·(1 + sqrt(k)), with a floor for near-zero outputs.
+template <class T> Tolerance reduction(double k) {
+  const double u = unit_roundoff<T>() * (1 + std::sqrt(k));
+  return {u, u};
+}
+// fp32 results of fp32 math on 16-bit inputs (statistics, fp32 gradients of a
+// length-k sum): fp32 accumulation error ~1e-6·sqrt(k) on top of exact inputs.
+inline Tolerance fp32_reduction(double k) { return {1e-5 * (1 + std::sqrt(k)), 1e-5 * (1 + std::sqrt(k))}; }
+
+}  // namespace ptdp::gputest
