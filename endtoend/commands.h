@@ -21,6 +21,7 @@ Command add_train_command(CLI::App& app);
 Command add_project_command(CLI::App& app);
 Command add_validate_command(CLI::App& app);
 Command add_sweep_command(CLI::App& app);
+Command add_calibrate_command(CLI::App& app);
 Command add_sweep_point_command(CLI::App& app);
 Command add_compare_command(CLI::App& app);
 

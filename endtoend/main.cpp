@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
                                                     ptdp::cli::add_validate_command(app),
                                                     ptdp::cli::add_compare_command(app),
                                                     ptdp::cli::add_sweep_command(app),
+                                                    ptdp::cli::add_calibrate_command(app),
                                                     ptdp::cli::add_sweep_point_command(app)};
   try {
     app.parse(argc, argv);

@@ -22,8 +22,8 @@ struct ProjectArgs {
 
 void print_summary(const Config& c, const Projection& p, const char* label) {
   const nlohmann::json m = throughput_metrics(c, p.iteration_s);
-  std::printf("%s t=%d p=%d d=%d v=%d b=%d %s: %.3f s/iteration, %.1f model TFLOP/s per GPU (%.1f%% of peak), "
-              "bubble %.3f, memory %.1f GiB%s\n",
+  std::printf("%s t=%d p=%d d=%d v=%d b=%d %s: %.4g s/iteration, %.4g model TFLOP/s per GPU (%.1f%% of peak), "
+              "bubble %.3f, memory %.3g GiB%s\n",
               label, c.plan.tp, c.plan.pp, c.plan.dp, c.plan.virtual_stages, c.plan.micro_batch,
               c.plan.schedule.c_str(), p.iteration_s, m["model_tflops_per_gpu"].get<double>(),
               m["percent_of_peak"].is_null() ? 0.0 : m["percent_of_peak"].get<double>(), p.bubble.mean_bubble,

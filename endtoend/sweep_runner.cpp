@@ -11,7 +11,7 @@
 
 #include "core/metrics/result_io.h"
 #include "core/sweep/sweep_results.h"
-#include "endtoend/backend.h"
+#include "core/runtime/backend.h"
 #include "endtoend/child_process.h"
 #include "endtoend/commands.h"
 

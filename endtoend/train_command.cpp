@@ -5,7 +5,7 @@
 
 #include "core/comm/world.h"
 #include "core/config/config.h"
-#include "endtoend/backend.h"
+#include "core/runtime/backend.h"
 #include "endtoend/cli_common.h"
 #include "endtoend/commands.h"
 #include "endtoend/train_run.h"

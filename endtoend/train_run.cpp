@@ -14,7 +14,7 @@
 #include "core/metrics/result.h"
 #include "core/metrics/result_io.h"
 #include "core/runtime/trainer.h"
-#include "endtoend/backend.h"
+#include "core/runtime/backend.h"
 #include "endtoend/commands.h"
 
 namespace ptdp::cli {

@@ -43,7 +43,8 @@ Calibration Calibration::from_json(const json& j, const std::string& where) {
     if (s.seconds <= 0 || s.shape.flops() <= 0) throw std::runtime_error(at + ": sizes and seconds must be positive");
     c.gemms.push_back(s);
   }
-  for (const auto& [key, value] : j.value("collectives", json::object()).items()) {
+  const json collectives = j.value("collectives", json::object());
+  for (const auto& [key, value] : collectives.items()) {
     const std::string at = where + ": collectives." + key;
     c.collectives[key] = {number(value, "alpha_us", at, true), number(value, "busbw_gbs", at, true)};
   }

@@ -72,8 +72,11 @@ Projection project(const Config& cfg, const Calibration* calibration) {
 
 nlohmann::json projection_result(const Config& cfg, const Projection& proj, const Calibration* calibration) {
   nlohmann::json r = result_header(cfg, "projected");
-  r["projection"] = {{"simulator", "ptdp.sim: one pipeline's instruction lists, analytical costs"},
+  r["projection"] = {{"simulator", "ptdp.sim: the instruction lists of one pipeline as discrete events"},
+                     {"costs", calibration != nullptr ? "analytical model scaled by the calibration's measurements"
+                                                      : "analytical model of the machine profile"},
                      {"calibration", calibration != nullptr ? nlohmann::json(calibration->name) : nlohmann::json(nullptr)}};
+  if (calibration != nullptr) r["projection"]["calibration_source"] = calibration->source;
   nlohmann::json m = throughput_metrics(cfg, proj.iteration_s);
   m["iteration_s"] = {{"median", proj.iteration_s}, {"min", proj.iteration_s}, {"max", proj.iteration_s},
                       {"samples", {proj.iteration_s}}};

@@ -1,4 +1,4 @@
-// The backend of a training run: an allocator and ops (CPU fp32, or CUDA
+// The backend of a run (training, benchmarks): an allocator and ops (CPU fp32, or CUDA
 // bf16/fp16 on this rank's GPU) and the communicator the model's groups are
 // split from (the host world on the CPU, an NCCL world on GPUs). The one place
 // that chooses between them.
@@ -13,7 +13,7 @@
 #include "core/config/config.h"
 #include "core/kernels/ops.h"
 
-namespace ptdp::cli {
+namespace ptdp {
 
 struct Backend {
   std::unique_ptr<Allocator> allocator;
@@ -32,4 +32,11 @@ std::string device_unavailable(const std::string& device);
 
 Backend make_backend(const std::string& device, const Config& cfg, Communicator& host, double timeout_s);
 
-}  // namespace ptdp::cli
+// Ops of `device` for the plan's precision, fused-operator and attention
+// choices, on `alloc` (a CpuAllocator or CUDA allocator of the same device):
+// benchmarks compare variants side by side with it.
+std::unique_ptr<Ops> make_ops(const std::string& device, const Config& cfg, Allocator& alloc);
+// A device allocator for `device` (the caching allocator on CUDA).
+std::unique_ptr<Allocator> make_allocator(const std::string& device, int rank);
+
+}  // namespace ptdp

@@ -1,5 +1,5 @@
 // CPU and CUDA backends of `ptdp train`.
-#include "endtoend/backend.h"
+#include "core/runtime/backend.h"
 
 #include <cstdlib>
 
@@ -9,7 +9,7 @@
 #include "core/kernels/cuda/cuda_ops.h"
 #endif
 
-namespace ptdp::cli {
+namespace ptdp {
 
 namespace {
 
@@ -73,6 +73,28 @@ std::string device_unavailable(const std::string& device) {
   return "is not a device (cpu or cuda)";
 }
 
+std::unique_ptr<Allocator> make_allocator(const std::string& device, int rank) {
+#ifdef PTDP_HAVE_NCCL
+  if (device == "cuda") return std::make_unique<CudaCachingAllocator>(rank);
+#endif
+  (void)device;
+  return std::make_unique<CpuAllocator>(rank);
+}
+
+std::unique_ptr<Ops> make_ops(const std::string& device, const Config& cfg, Allocator& alloc) {
+#ifdef PTDP_HAVE_NCCL
+  if (device == "cuda") {
+    CudaOpsOptions opt;
+    opt.compute = cfg.plan.precision == Precision::fp16 ? DType::f16 : DType::bf16;
+    opt.fused_ops = cfg.plan.fused_ops;
+    opt.attention = cfg.plan.attention;
+    return std::make_unique<CudaOps>(static_cast<CudaCachingAllocator&>(alloc), opt);
+  }
+#endif
+  (void)device, (void)cfg;
+  return std::make_unique<CpuOps>(alloc);
+}
+
 Backend make_backend(const std::string& device, const Config& cfg, Communicator& host, double timeout_s) {
 #ifdef PTDP_HAVE_NCCL
   if (device == "cuda") return cuda_backend(cfg, host, timeout_s);
@@ -81,4 +103,4 @@ Backend make_backend(const std::string& device, const Config& cfg, Communicator&
   return cpu_backend(host);
 }
 
-}  // namespace ptdp::cli
+}  // namespace ptdp

@@ -1,0 +1,195 @@
+// ptdp_bench_kernels: every kernel the training core runs, at the shapes one
+// tensor-parallel rank of a configuration issues (--config FILE, or a small
+// default GPT), on --device cpu or cuda: the GEMMs of a layer and of the logits
+// (forward, data and weight gradient), attention forward and backward (fused
+// and unfused), layernorm, fused vs unfused bias+GeLU and scale+mask+softmax,
+// the AdamW step, and one whole layer forward and backward.
+// Letters: n tokens of a micro-batch (b·s), h hidden, f MLP size / t, a heads / t,
+// d head dim, Vt vocabulary / t.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+
+#include "core/comm/single_rank.h"
+#include "core/comm/world.h"
+#include "core/metrics/flops.h"
+#include "core/model/transformer_layer.h"
+#include "microbench/bench_setup.h"
+#include "microbench/bench_timing.h"
+
+namespace ptdp::bench {
+namespace {
+
+double dbl(std::int64_t v) { return static_cast<double>(v); }
+
+struct Shapes {
+  std::int64_t b, s, n, h, f, a, d, vt;
+  int t;
+  double e;  // bytes per element of the compute type
+};
+
+Shapes shapes_of(const Config& c) {
+  const Model& m = c.model;
+  const int t = c.plan.tp;
+  return {c.plan.micro_batch, m.seq_len, static_cast<std::int64_t>(c.plan.micro_batch) * m.seq_len, m.hidden,
+          m.ffn() / t, m.heads / t, m.hidden / m.heads, m.vocab / t, t,
+          c.plan.precision == Precision::fp32 ? 4.0 : 2.0};
+}
+
+class Suite {
+ public:
+  Suite(const Options& o, const Config& cfg)
+      : opt_(o), cfg_(cfg), x_(shapes_of(cfg)), alloc_(make_allocator(o.device, 0)), ops_(make_ops(o.device, cfg, *alloc_)),
+        timer_(*ops_, o.device == "cuda" ? 256u << 20 : 32u << 20), peak_(peak_flops(cfg)) {}
+
+  void register_all() {
+    register_gemms();
+    register_attention();
+    register_memory_bound();
+    register_optimizer_and_layer();
+  }
+
+ private:
+  // y (m, n) = x (m, k) · w (n, k)ᵀ: the GEMM of every linear pass, by its shape.
+  void gemm(const std::string& role, std::int64_t rows, std::int64_t cols, std::int64_t depth) {
+    benchmark::RegisterBenchmark(("gemm/" + role).c_str(), [this](benchmark::State& st) {
+      const std::int64_t m = st.range(0), n = st.range(1), k = st.range(2);
+      Tensor a = ops_->zeros({m, k}), w = ops_->zeros({n, k}), y = ops_->empty({m, n});
+      timer_.run(st, {2 * dbl(m) * dbl(n) * dbl(k), x_.e * dbl(m * k + n * k + m * n), "gemm"}, peak_,
+                 [&] { ops_->linear_forward(a, w, Tensor{}, y); });
+      st.counters["m"] = dbl(m), st.counters["n"] = dbl(n), st.counters["k"] = dbl(k), st.counters["batch"] = 1;
+    })->Args({rows, cols, depth})->ArgNames({"m", "n", "k"})->UseManualTime()->Unit(benchmark::kMillisecond);
+  }
+
+  // A linear layer (in -> out) as forward, data-gradient and weight-gradient GEMMs.
+  void linear(const std::string& name, std::int64_t in, std::int64_t out) {
+    gemm(name + "_fwd", x_.n, out, in);
+    gemm(name + "_dgrad", x_.n, in, out);
+    gemm(name + "_wgrad", out, in, x_.n);
+  }
+
+  void register_gemms() {
+    linear("qkv", x_.h, 3 * x_.a * x_.d);
+    linear("proj", x_.a * x_.d, x_.h);
+    linear("fc1", x_.h, x_.f);
+    linear("fc2", x_.f, x_.h);
+    linear("logits", x_.h, x_.vt);
+  }
+
+  // Attention of `variant` (its own ops: fused or unfused attention and softmax).
+  void attention(const std::string& name, Attention kind, bool fused_ops) {
+    Config c = cfg_;
+    c.plan.attention = kind, c.plan.fused_ops = fused_ops;
+    auto ops = std::shared_ptr<Ops>(make_ops(opt_.device, c, *alloc_));
+    const char* label = kind == Attention::flash ? "flash_attention" : "attention";
+    for (const bool backward : {false, true})
+      benchmark::RegisterBenchmark(("attention/" + name + (backward ? "_bwd" : "_fwd")).c_str(),
+                                   [this, ops, label, backward](benchmark::State& st) {
+        const std::int64_t b = st.range(0), s = st.range(1), a = st.range(2), d = st.range(3);
+        Tensor qkv = ops->zeros({b, s, 3 * a * d}), out = ops->empty({b, s, a * d}), dqkv = ops->empty({b, s, 3 * a * d});
+        Tensor saved = ops->attention_forward(qkv, static_cast<int>(a), out);
+        const double flops = 4 * dbl(b) * dbl(a) * dbl(s) * dbl(s) * dbl(d) * (backward ? 2 : 1);
+        Timer timer(*ops, opt_.device == "cuda" ? 256u << 20 : 32u << 20);
+        timer.run(st, {flops, 0, label}, peak_, [&] {
+          if (backward) ops->attention_backward(out, qkv, out, saved, static_cast<int>(a), dqkv);
+          else saved = ops->attention_forward(qkv, static_cast<int>(a), out);
+        });
+      })->Args({x_.b, x_.s, x_.a, x_.d})->ArgNames({"b", "s", "heads", "d"})->UseManualTime()->Unit(benchmark::kMillisecond);
+  }
+
+  void register_attention() {
+    attention("unfused_fused_softmax", Attention::unfused, true);  // the paper's fused scale+mask+softmax
+    attention("unfused_unfused_softmax", Attention::unfused, false);
+    if (opt_.device == "cuda") attention("flash", Attention::flash, true);
+  }
+
+  void layernorm() {
+    for (const bool backward : {false, true})
+      benchmark::RegisterBenchmark(backward ? "layernorm/bwd" : "layernorm/fwd", [this, backward](benchmark::State& st) {
+        const std::int64_t n = st.range(0), h = st.range(1);
+        Tensor x = ops_->zeros({n, h}), g = ops_->zeros({h}), beta = ops_->zeros({h}), y = ops_->empty({n, h});
+        Tensor mean = ops_->empty({n}, DType::f32), rstd = ops_->empty({n}, DType::f32);
+        Tensor dg = ops_->zeros({h}, DType::f32), db = ops_->zeros({h}, DType::f32);
+        ops_->layernorm_forward(x, g, beta, y, mean, rstd);
+        const double bytes = (backward ? 3 : 2) * x_.e * dbl(n * h) + 8 * dbl(n);
+        timer_.run(st, {0, bytes, "memory"}, peak_, [&] {
+          if (backward) ops_->layernorm_backward(y, x, g, mean, rstd, y, dg, db);
+          else ops_->layernorm_forward(x, g, beta, y, mean, rstd);
+        });
+      })->Args({x_.n, x_.h})->ArgNames({"n", "h"})->UseManualTime()->Unit(benchmark::kMillisecond);
+  }
+
+  // fc1 with its bias and GeLU: fused (one bias+GeLU kernel) or unfused (bias epilogue, then GeLU).
+  void bias_gelu(bool fused) {
+    Config c = cfg_;
+    c.plan.fused_ops = fused;
+    auto ops = std::shared_ptr<Ops>(make_ops(opt_.device, c, *alloc_));
+    benchmark::RegisterBenchmark(fused ? "bias_gelu/fused" : "bias_gelu/unfused", [this, ops](benchmark::State& st) {
+      const std::int64_t n = st.range(0), f = st.range(1), h = st.range(2);
+      Tensor x = ops->zeros({n, h}), w = ops->zeros({f, h}), b = ops->zeros({f}), pre = ops->empty({n, f});
+      Tensor y = ops->empty({n, f});
+      Timer timer(*ops, opt_.device == "cuda" ? 256u << 20 : 32u << 20);
+      timer.run(st, {2 * dbl(n) * dbl(f) * dbl(h), 0, "fused_op"}, peak_, [&] { ops->linear_gelu_forward(x, w, b, pre, y); });
+    })->Args({x_.n, x_.f, x_.h})->ArgNames({"n", "f", "h"})->UseManualTime()->Unit(benchmark::kMillisecond);
+  }
+
+  void register_memory_bound() {
+    layernorm();
+    bias_gelu(true);
+    bias_gelu(false);
+  }
+
+  void register_optimizer_and_layer();
+
+  Options opt_;
+  Config cfg_;
+  Shapes x_;
+  std::unique_ptr<Allocator> alloc_;
+  std::unique_ptr<Ops> ops_;
+  Timer timer_;
+  double peak_;
+  SingleRankCommunicator tp_;
+};
+
+void Suite::register_optimizer_and_layer() {
+  benchmark::RegisterBenchmark("adamw/step", [this](benchmark::State& st) {
+    const std::int64_t params = st.range(0);
+    Tensor master = ops_->zeros({params}, DType::f32), g = ops_->zeros({params}, DType::f32);
+    Tensor m = ops_->zeros({params}, DType::f32), v = ops_->zeros({params}, DType::f32), w = ops_->empty({params});
+    Ops::AdamWGroup group{{&master}, {&m}, {&v}, {&w}, {&g}, {0.01f}};
+    AdamWParams hp;
+    timer_.run(st, {0, dbl(params) * (28 + x_.e), "optimizer"}, peak_, [&] { ops_->adamw_multi(group, hp); });
+  })->Args({12 * x_.h * x_.h / x_.t})->ArgNames({"params"})->UseManualTime()->Unit(benchmark::kMillisecond);
+  for (const bool backward : {false, true})
+    benchmark::RegisterBenchmark(backward ? "layer/bwd" : "layer/fwd", [this, backward](benchmark::State& st) {
+      ModelContext ctx{*ops_, tp_, cfg_.model, cfg_.plan};
+      TransformerLayer layer(ctx, 0);
+      Tensor grads = pack_grads(*ops_, layer.params());
+      Tensor x = ops_->zeros({x_.b, x_.s, x_.h});
+      LayerActs acts;
+      Tensor y = layer.forward(x, acts, true);
+      const double fwd = layer_forward_flops(cfg_.model, dbl(x_.b)) / x_.t;
+      timer_.run(st, {backward ? 2 * fwd : fwd, 0, "layer"}, peak_, [&] {
+        if (!backward) y = layer.forward(x, acts, true);
+        else layer.backward(y, acts);
+      });
+    })->Args({x_.h, x_.t, x_.n})->ArgNames({"hidden", "tp", "tokens"})->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
+}  // namespace
+}  // namespace ptdp::bench
+
+int main(int argc, char** argv) {
+  using namespace ptdp;
+  const bench::Options o = bench::take_options(argc, argv);
+  const Config cfg = bench::shapes_config(o);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  nlohmann::json info = {{"device", o.device}};
+  bench::Suite suite(o, cfg);
+  bench::add_context(o, cfg, info, "none");
+  suite.register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

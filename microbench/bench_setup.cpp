@@ -1,0 +1,97 @@
+// Options, default shapes and the context of ptdp's benchmark programs.
+#include "microbench/bench_setup.h"
+
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include "core/metrics/build_info.h"
+
+namespace ptdp::bench {
+
+namespace {
+
+// The value of "--name=value" or "--name value" at argv[i]; advances i past it.
+std::optional<std::string> value_of(const char* name, int& i, int argc, char** argv) {
+  const std::size_t len = std::strlen(name);
+  if (std::strncmp(argv[i], name, len) != 0) return std::nullopt;
+  if (argv[i][len] == '=') return std::string(argv[i] + len + 1);
+  if (argv[i][len] == '\0' && i + 1 < argc) return std::string(argv[++i]);
+  return std::nullopt;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
+
+[[noreturn]] void refuse(const std::string& why) {
+  std::fprintf(stderr, "ptdp benchmark: %s\n", why.c_str());
+  std::exit(2);
+}
+
+}  // namespace
+
+Options take_options(int& argc, char** argv) {
+  Options o;
+  int out = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (auto v = value_of("--device", i, argc, argv)) o.device = *v;
+    else if (auto c = value_of("--config", i, argc, argv)) o.config = *c;
+    else if (auto m = value_of("--machine", i, argc, argv)) o.machine = *m;
+    else if (auto b = value_of("--max-bytes", i, argc, argv)) o.max_bytes = std::atoll(b->c_str());
+    else argv[out++] = argv[i];
+  }
+  argc = out;
+  if (const std::string why = device_unavailable(o.device); !why.empty()) refuse("--device=" + o.device + ": " + why);
+  if (o.max_bytes < 8) refuse("--max-bytes must be at least 8");
+  return o;
+}
+
+Config shapes_config(const Options& o) {
+  Config c;
+  try {
+    if (!o.config.empty()) {
+      c = load_config(o.config, default_machines_dir());
+      const ConfigErrors errors = validate(c);
+      if (!errors.empty()) refuse(errors.front().field + ": " + errors.front().message);
+    } else if (o.device == "cpu") {
+      c.model = {2, 256, 4, 128, 1024, 0, 0};
+      c.plan.micro_batch = 2, c.plan.global_batch = 2, c.plan.precision = Precision::fp32;
+      c.machine = load_machine("cpu-host", default_machines_dir());
+    } else {
+      c.model = {24, 2048, 16, 2048, 51200, 0, 0};
+      c.plan.micro_batch = 1, c.plan.global_batch = 1, c.plan.precision = Precision::bf16;
+      c.plan.attention = Attention::flash;
+      c.machine = load_machine("h100-80gb", default_machines_dir());
+    }
+    if (!o.machine.empty()) c.machine = load_machine(o.machine, default_machines_dir());
+  } catch (const ConfigRefused& e) {
+    refuse(e.errors().front().field + ": " + e.errors().front().message);
+  }
+  if (o.device == "cpu") c.plan.precision = Precision::fp32;  // the CPU backend is fp32
+  if (o.device == "cuda" && c.plan.precision == Precision::fp32) c.plan.precision = Precision::bf16;
+  return c;
+}
+
+double peak_flops(const Config& cfg) { return cfg.machine.peak_for(to_string(cfg.plan.precision)) * 1e12; }
+
+void add_context(const Options& o, const Config& cfg, const nlohmann::json& info, const std::string& mpi) {
+  benchmark::AddCustomContext("ptdp_device", o.device);
+  benchmark::AddCustomContext("ptdp_hardware", o.device == "cuda" ? info.value("gpu", "?") : cpu_model());
+  for (const char* key : {"driver", "cuda_runtime", "cublaslt", "nccl"})
+    if (info.contains(key)) benchmark::AddCustomContext(std::string("ptdp_") + key, info[key].get<std::string>());
+  benchmark::AddCustomContext("ptdp_mpi", mpi);
+  benchmark::AddCustomContext("ptdp_commit", build_commit());
+  benchmark::AddCustomContext("ptdp_machine", cfg.machine.name);
+  benchmark::AddCustomContext("ptdp_precision", to_string(cfg.plan.precision));
+  benchmark::AddCustomContext("ptdp_peak_tflops", std::to_string(cfg.machine.peak_for(to_string(cfg.plan.precision))));
+  benchmark::AddCustomContext("ptdp_shapes", nlohmann::json{{"model", to_json(cfg.model)}, {"plan", to_json(cfg.plan)}}.dump());
+}
+
+}  // namespace ptdp::bench
