@@ -33,13 +33,19 @@ void write_json_atomic(const std::filesystem::path& path, const nlohmann::json& 
   const auto dir = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
   std::filesystem::create_directories(dir);
   const auto tmp = dir / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()));
-  {
-    std::ofstream out(tmp);
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-    out << j.dump(indent) << "\n";
-    if (!out.flush()) throw std::runtime_error("cannot write " + tmp.string());
+  try {
+    {
+      std::ofstream out(tmp);
+      if (!out) throw std::runtime_error("cannot write " + tmp.string());
+      out << j.dump(indent) << "\n";
+      if (!out.flush()) throw std::runtime_error("cannot write " + tmp.string());
+    }
+    std::filesystem::rename(tmp, path);
+  } catch (...) {  // nothing half-written stays behind
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    throw;
   }
-  std::filesystem::rename(tmp, path);
 }
 
 nlohmann::json software_info() {
