@@ -1,14 +1,12 @@
 // MpiCommunicator: non-blocking MPI calls with checked return codes and deadlines.
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <limits>
-#include <sched.h>
 #include <stdexcept>
-#include <thread>
 
 #include "core/comm/mpi_communicator.h"
+#include "core/comm/poll_wait.h"
 
 namespace ptdp {
 
@@ -79,18 +77,14 @@ void mpi_abort(const std::string& why) {
 }
 
 void mpi_wait(MPI_Request& request, double timeout_s, const std::string& what) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  for (long spins = 0;; ++spins) {
-    int done = 0;
-    PTDP_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
-    if (done) return;
-    if (spins < 64) continue;
-    if (spins < 4096) sched_yield();
-    else std::this_thread::sleep_for(std::chrono::microseconds(50));
-    if ((spins & 255) == 0 && std::chrono::steady_clock::now() > deadline)
-      mpi_abort(what + " did not complete within " + std::to_string(static_cast<int>(timeout_s)) +
-                " s (a peer died or stopped answering); aborting the job");
-  }
+  const bool done = poll_until(timeout_s, [&request](long) {
+    int flag = 0;
+    PTDP_MPI_CHECK(MPI_Test(&request, &flag, MPI_STATUS_IGNORE));
+    return flag != 0;
+  });
+  if (!done)
+    mpi_abort(what + " did not complete within " + std::to_string(static_cast<int>(timeout_s)) +
+              " s (a peer died or stopped answering); aborting the job");
 }
 
 MpiCommunicator::MpiCommunicator(MPI_Comm comm, double timeout_s) : comm_(comm), timeout_s_(timeout_s) {

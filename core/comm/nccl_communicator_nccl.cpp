@@ -9,10 +9,11 @@
 #include <cstdio>
 #include <exception>
 #include <limits>
-#include <sched.h>
 #include <set>
 #include <stdexcept>
 #include <thread>
+
+#include "core/comm/poll_wait.h"
 
 namespace ptdp {
 
@@ -237,20 +238,17 @@ void NcclCommunicator::check_async(const std::vector<ncclComm_t>& comms, const s
 }
 
 void NcclCommunicator::wait_event(cudaEvent_t event, const std::vector<ncclComm_t>& comms, const std::string& what) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s_);
-  for (long spins = 0;; ++spins) {
+  const bool done = poll_until(timeout_s_, [&](long polls) {
     const cudaError_t e = cudaEventQuery(event);
-    if (e == cudaSuccess) return;
+    if (e == cudaSuccess) return true;
     if (e != cudaErrorNotReady) fail(what + ": " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
     (void)cudaGetLastError();  // "not ready" is no error: keep it from the next launch check
-    if ((spins & 63) == 0) check_async(comms, what);
-    if (spins < 64) continue;
-    if (spins < 4096) sched_yield();
-    else std::this_thread::sleep_for(std::chrono::microseconds(50));
-    if ((spins & 255) == 0 && std::chrono::steady_clock::now() > deadline)
-      fail(what + " did not complete within " + std::to_string(static_cast<int>(timeout_s_)) +
-           " s (a peer died, stopped answering, or never posted the matching call)");
-  }
+    if ((polls & 63) == 0) check_async(comms, what);
+    return false;
+  });
+  if (!done)
+    fail(what + " did not complete within " + std::to_string(static_cast<int>(timeout_s_)) +
+         " s (a peer died, stopped answering, or never posted the matching call)");
 }
 
 void NcclCommunicator::all_reduce(void* buf, std::int64_t count, DType type, ReduceOp op) {
