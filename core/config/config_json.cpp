@@ -52,6 +52,7 @@ void read_plan(JsonFields& top, Plan& p, ConfigErrors& errors) {
   f.optional_enum("attention", p.attention, kAttention);
   f.optional("distributed_optimizer", p.distributed_optimizer);
   f.optional("grad_accumulation_fusion", p.grad_accumulation_fusion);
+  f.optional("deterministic", p.deterministic);
   f.reject_unknown();
 }
 

@@ -26,7 +26,8 @@ json to_json(const Plan& p) {
           {"fused_ops", p.fused_ops},
           {"attention", to_string(p.attention)},
           {"distributed_optimizer", p.distributed_optimizer},
-          {"grad_accumulation_fusion", p.grad_accumulation_fusion}};
+          {"grad_accumulation_fusion", p.grad_accumulation_fusion},
+          {"deterministic", p.deterministic}};
 }
 
 json to_json(const OptimizerConfig& o) {

@@ -27,6 +27,8 @@ struct Plan {
   bool grad_accumulation_fusion = true;    // weight-gradient GEMMs add into the fp32 gradients directly;
                                            // false: a separate pass per micro-batch (Megatron-LM of 2021)
   std::uint64_t seed = 1;                  // weights and synthetic data are pure functions of it
+  bool deterministic = false;              // GPU: bitwise-repeatable runs (no floating-point atomics in
+                                           // reductions, cuDNN's deterministic attention backward)
 
   int world_size() const { return tp * pp * dp; }
   // m: micro-batches per pipeline per iteration, B / (b·d).

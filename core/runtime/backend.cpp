@@ -34,12 +34,7 @@ Backend cuda_backend(const Config& cfg, Communicator& host, double timeout_s) {
   const int device = select_cuda_device(local_rank());
   auto alloc = std::make_unique<CudaCachingAllocator>(host.rank());
   CudaCachingAllocator* raw = alloc.get();
-  CudaOpsOptions opt;
-  opt.compute = cfg.plan.precision == Precision::fp16 ? DType::f16 : DType::bf16;
-  opt.fused_ops = cfg.plan.fused_ops;
-  opt.attention = cfg.plan.attention;
-  opt.timeout_s = timeout_s;
-  auto ops = std::make_unique<CudaOps>(*alloc, opt);
+  auto ops = std::make_unique<CudaOps>(*alloc, cuda_ops_options(cfg.plan, timeout_s));
   b.device_world = NcclCommunicator::create_world(host.split(0, host.rank()), ops->stream(), timeout_s);
   const CudaDeviceInfo d = cuda_device_info();
   b.info = {{"device", "cuda"},          {"backend", ops->name()},  {"gpu", d.name},
@@ -84,11 +79,7 @@ std::unique_ptr<Allocator> make_allocator(const std::string& device, int rank) {
 std::unique_ptr<Ops> make_ops(const std::string& device, const Config& cfg, Allocator& alloc) {
 #ifdef PTDP_HAVE_NCCL
   if (device == "cuda") {
-    CudaOpsOptions opt;
-    opt.compute = cfg.plan.precision == Precision::fp16 ? DType::f16 : DType::bf16;
-    opt.fused_ops = cfg.plan.fused_ops;
-    opt.attention = cfg.plan.attention;
-    return std::make_unique<CudaOps>(static_cast<CudaCachingAllocator&>(alloc), opt);
+    return std::make_unique<CudaOps>(static_cast<CudaCachingAllocator&>(alloc), cuda_ops_options(cfg.plan, 60));
   }
 #endif
   (void)device, (void)cfg;

@@ -27,7 +27,11 @@ struct CudaOpsOptions {
   bool fused_ops = true;                  // fused bias+GeLU and scale+mask+softmax
   Attention attention = Attention::flash; // fused (flash) or unfused attention
   double timeout_s = 60;                  // a synchronize that takes longer aborts the run
+  bool deterministic = false;             // no floating-point atomics in reductions; deterministic cuDNN backward
 };
+
+// The options a plan asks for (precision, fused operators, attention, determinism).
+CudaOpsOptions cuda_ops_options(const Plan& plan, double timeout_s);
 
 class CudaOps final : public Ops {
  public:

@@ -29,6 +29,16 @@ template <class T> T* typed(const Tensor& t) { return static_cast<T*>(t.raw()); 
 
 }  // namespace
 
+CudaOpsOptions cuda_ops_options(const Plan& plan, double timeout_s) {
+  CudaOpsOptions opt;
+  opt.compute = plan.precision == Precision::fp16 ? DType::f16 : DType::bf16;
+  opt.fused_ops = plan.fused_ops;
+  opt.attention = plan.attention;
+  opt.deterministic = plan.deterministic;
+  opt.timeout_s = timeout_s;
+  return opt;
+}
+
 CudaOps::CudaOps(CudaCachingAllocator& alloc, const CudaOpsOptions& options) : Ops(alloc), options_(options) {
   if (options.compute != DType::bf16 && options.compute != DType::f16)
     throw std::invalid_argument("the CUDA backend computes in bf16 or fp16, not " + dtype_name(options.compute));
