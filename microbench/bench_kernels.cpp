@@ -119,24 +119,37 @@ class Suite {
       })->Args({x_.n, x_.h})->ArgNames({"n", "h"})->UseManualTime()->Unit(benchmark::kMillisecond);
   }
 
-  // fc1 with its bias and GeLU: fused (one bias+GeLU kernel) or unfused (bias epilogue, then GeLU).
-  void bias_gelu(bool fused) {
+  // fc1 with its bias and GeLU, forward (y = gelu(x·w1ᵀ + b1)) and the backward
+  // through fc2 that the fusion changes (dpre = (dy·w2) ∘ gelu'(pre), db1, dw2):
+  // fused (GELU_AUX_BIAS and DGELU_BGRAD cuBLASLt epilogues) or unfused (plain
+  // GEMMs, then bias, GeLU, GeLU-gradient and bias-gradient kernels).
+  void bias_gelu(bool fused, bool backward) {
     Config c = cfg_;
     c.plan.fused_ops = fused;
     auto ops = std::shared_ptr<Ops>(make_ops(opt_.device, c, *alloc_));
-    benchmark::RegisterBenchmark(fused ? "bias_gelu/fused" : "bias_gelu/unfused", [this, ops](benchmark::State& st) {
+    const std::string name = std::string("bias_gelu/") + (fused ? "fused" : "unfused") + (backward ? "_bwd" : "");
+    benchmark::RegisterBenchmark(name.c_str(), [this, ops, backward](benchmark::State& st) {
       const std::int64_t n = st.range(0), f = st.range(1), h = st.range(2);
-      Tensor x = ops->zeros({n, h}), w = ops->zeros({f, h}), b = ops->zeros({f}), pre = ops->empty({n, f});
-      Tensor y = ops->empty({n, f});
+      Tensor x = ops->zeros({n, h}), w = ops->zeros({f, h}), b = ops->zeros({f}), pre = ops->zeros({n, f});
+      Tensor y = ops->zeros({n, f});
       Timer timer(*ops, opt_.device == "cuda" ? 256u << 20 : 32u << 20);
-      timer.run(st, {2 * dbl(n) * dbl(f) * dbl(h), 0, "fused_op"}, peak_, [&] { ops->linear_gelu_forward(x, w, b, pre, y); });
+      if (!backward) {
+        timer.run(st, {2 * dbl(n) * dbl(f) * dbl(h), 0, "fused_op"}, peak_, [&] { ops->linear_gelu_forward(x, w, b, pre, y); });
+        return;
+      }
+      Tensor dy = ops->zeros({n, h}), w2 = ops->zeros({h, f}), dpre = ops->empty({n, f});
+      Tensor dw2 = ops->zeros({h, f}, DType::f32), db2 = ops->zeros({h}, DType::f32), db1 = ops->zeros({f}, DType::f32);
+      timer.run(st, {4 * dbl(n) * dbl(f) * dbl(h), 0, "fused_op"}, peak_,
+                [&] { ops->linear_gelu_backward(dy, y, pre, w2, dpre, dw2, db2, db1); });
     })->Args({x_.n, x_.f, x_.h})->ArgNames({"n", "f", "h"})->UseManualTime()->Unit(benchmark::kMillisecond);
   }
 
   void register_memory_bound() {
     layernorm();
-    bias_gelu(true);
-    bias_gelu(false);
+    for (bool backward : {false, true}) {
+      bias_gelu(true, backward);
+      bias_gelu(false, backward);
+    }
   }
 
   void register_optimizer_and_layer();

@@ -15,6 +15,27 @@ void Ops::linear_gelu_forward(const Tensor& x, const Tensor& w, const Tensor& bi
   gelu_forward(pre, y);
 }
 
+void Ops::linear_gelu_backward(const Tensor& dy, const Tensor& gelu_out, const Tensor& pre, const Tensor& w,
+                               Tensor& dpre, Tensor& dw, Tensor& dbias, Tensor& dbias_pre) {
+  Tensor dgelu = empty(gelu_out.shape());
+  linear_backward(dy, gelu_out, w, dgelu, dw, dbias);
+  gelu_backward(dgelu, pre, dpre);
+  if (dbias_pre.defined()) bias_backward(dpre, dbias_pre);
+}
+
+void Ops::bias_residual_add(const Tensor& y, const Tensor& bias, const Tensor& residual, Tensor& out) {
+  // (y + bias) + residual in that order, as bias_add then add.
+  if (out.raw() != y.raw()) {
+    Tensor sum = out.raw() == residual.raw() ? empty(y.shape(), y.dtype()) : out;
+    copy(y, sum);
+    bias_add(sum, bias);
+    add(sum, residual, out);
+    return;
+  }
+  bias_add(out, bias);
+  add(out, residual, out);
+}
+
 void Ops::reset_marks(int count) { marks_.assign(static_cast<std::size_t>(count), {}); }
 
 void Ops::record_mark(int k) { marks_.at(static_cast<std::size_t>(k)) = std::chrono::steady_clock::now(); }

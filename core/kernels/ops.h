@@ -86,6 +86,16 @@ class Ops {
   virtual void linear_gelu_forward(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& pre,
                                    Tensor& y);
   virtual void add(const Tensor& a, const Tensor& b, Tensor& out) = 0;  // out may alias a or b
+  // Backward of y = gelu(pre)·wᵀ (+ bias): dy (n, m) into the second linear,
+  // w (m, f), gelu_out (n, f) its input, pre (n, f) the pre-activation;
+  // dpre (n, f) overwritten; dw (m, f) += dyᵀ·gelu_out; dbias (m) += Σ rows of dy
+  // and dbias_pre (f) += Σ rows of dpre, each when defined. A backend may fuse
+  // the GeLU gradient and dbias_pre into the data-gradient GEMM.
+  virtual void linear_gelu_backward(const Tensor& dy, const Tensor& gelu_out, const Tensor& pre, const Tensor& w,
+                                    Tensor& dpre, Tensor& dw, Tensor& dbias, Tensor& dbias_pre);
+  // out (n, h) = y + bias (h) + residual; out may alias y or residual. A
+  // backend may fuse the three (one read of each, one rounding).
+  virtual void bias_residual_add(const Tensor& y, const Tensor& bias, const Tensor& residual, Tensor& out);
   virtual void scale(Tensor& x, double alpha) = 0;
   virtual double sum_squares(const Tensor& x) = 0;                     // Σ x², in double
 

@@ -49,9 +49,9 @@ ParamList TransformerLayer::params() const {
           ln2_g_.get(), ln2_b_.get(), fc1_w_.get(), fc1_b_.get(), fc2_w_.get(), fc2_b_.get()};
 }
 
-void TransformerLayer::row_parallel_reduce(Tensor& y, const Param& bias) {
+void TransformerLayer::row_parallel_reduce(Tensor& y, const Param& bias, const Tensor& residual) {
   all_reduce(ctx_.tp, y);  // g: sum the partial products of the t shards
-  ctx_.ops.bias_add(y, bias.value);
+  ctx_.ops.bias_residual_add(y, bias.value, residual, y);  // y + b + residual, fused when the backend can
 }
 
 Tensor TransformerLayer::attention_block(LayerActs& a, bool keep_scores) {
@@ -65,9 +65,8 @@ Tensor TransformerLayer::attention_block(LayerActs& a, bool keep_scores) {
   if (!keep_scores) a.attn_saved = Tensor{};
   Tensor proj = ops.empty({b, s, h});
   ops.linear_forward(a.attn, proj_w_->value, Tensor{}, proj);
-  row_parallel_reduce(proj, *proj_b_);
-  a.x2 = ops.empty({b, s, h});
-  ops.add(a.x, proj, a.x2);
+  row_parallel_reduce(proj, *proj_b_, a.x);
+  a.x2 = proj;
   return a.x2;
 }
 
@@ -80,8 +79,7 @@ Tensor TransformerLayer::mlp_block(LayerActs& a) {
   ops.linear_gelu_forward(a.ln2.y, fc1_w_->value, fc1_b_->value, a.fc1, a.gelu);
   Tensor y = ops.empty({b, s, h});
   ops.linear_forward(a.gelu, fc2_w_->value, Tensor{}, y);
-  row_parallel_reduce(y, *fc2_b_);
-  ops.add(a.x2, y, y);
+  row_parallel_reduce(y, *fc2_b_, a.x2);
   return y;
 }
 
@@ -94,14 +92,13 @@ Tensor TransformerLayer::forward(const Tensor& x, LayerActs& acts, bool keep_sco
 // dy (b, s, h) -> gradient at x2 (b, s, h), including the residual path.
 Tensor TransformerLayer::mlp_backward(const Tensor& dy, LayerActs& a) {
   Ops& ops = ctx_.ops;
-  ops.bias_backward(dy, fc2_b_->grad);
-  Tensor dgelu = ops.empty(a.gelu.shape());
-  Tensor no_bias;  // row-parallel bias: its gradient came from dy above
-  ops.linear_backward(dy, a.gelu, fc2_w_->value, dgelu, fc2_w_->grad, no_bias);
+  // fc2's bias gradient Σ rows of dy (the same dy on every tensor-parallel
+  // rank, so the row-parallel bias needs no reduction); fc1's from dfc1.
   Tensor dfc1 = ops.empty(a.fc1.shape());
-  ops.gelu_backward(dgelu, a.fc1, dfc1);
+  ops.linear_gelu_backward(dy, a.gelu, a.fc1, fc2_w_->value, dfc1, fc2_w_->grad, fc2_b_->grad, fc1_b_->grad);
   Tensor dln2 = ops.empty(a.ln2.y.shape());
-  ops.linear_backward(dfc1, a.ln2.y, fc1_w_->value, dln2, fc1_w_->grad, fc1_b_->grad);
+  Tensor no_bias;  // fc1's bias gradient came with dfc1 above
+  ops.linear_backward(dfc1, a.ln2.y, fc1_w_->value, dln2, fc1_w_->grad, no_bias);
   all_reduce(ctx_.tp, dln2);  // f: each shard saw all of ln2
   Tensor dx2 = layernorm_backward(ops, dln2, a.x2, a.ln2, *ln2_g_, *ln2_b_);
   ops.add(dx2, dy, dx2);
@@ -111,10 +108,9 @@ Tensor TransformerLayer::mlp_backward(const Tensor& dy, LayerActs& a) {
 // dx2 (b, s, h) -> gradient at x (b, s, h), including the residual path.
 Tensor TransformerLayer::attention_backward(const Tensor& dx2, LayerActs& a) {
   Ops& ops = ctx_.ops;
-  ops.bias_backward(dx2, proj_b_->grad);
   Tensor dattn = ops.empty(a.attn.shape());
-  Tensor no_bias;  // row-parallel bias, as above
-  ops.linear_backward(dx2, a.attn, proj_w_->value, dattn, proj_w_->grad, no_bias);
+  // The row-parallel bias's gradient Σ rows of dx2, as fc2's above.
+  ops.linear_backward(dx2, a.attn, proj_w_->value, dattn, proj_w_->grad, proj_b_->grad);
   if (!a.attn_saved.defined()) {  // selective recompute: rebuild the attention state
     Tensor again = ops.empty(a.attn.shape());
     a.attn_saved = ops.attention_forward(a.qkv, heads_, again);

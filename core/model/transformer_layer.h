@@ -45,7 +45,8 @@ class TransformerLayer {
   Tensor mlp_block(LayerActs& acts);
   Tensor mlp_backward(const Tensor& dy, LayerActs& acts);
   Tensor attention_backward(const Tensor& dx2, LayerActs& acts);
-  void row_parallel_reduce(Tensor& y, const Param& bias);
+  // y := all-reduce(y) + bias + residual.
+  void row_parallel_reduce(Tensor& y, const Param& bias, const Tensor& residual);
 
   ModelContext& ctx_;
   int heads_;  // a/t on this rank

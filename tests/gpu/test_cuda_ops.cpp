@@ -13,6 +13,7 @@
 #include "core/kernels/cpu/linear.h"
 #include "core/kernels/cuda/cuda_ops.h"
 #include "core/runtime/trainer.h"
+#include "tests/gpu/cuda_ops_harness.h"
 #include "tests/gpu/gpu_test.h"
 
 namespace ptdp {
@@ -20,21 +21,9 @@ namespace {
 
 using gputest::expect_close;
 
-struct Gpu {
-  CudaCachingAllocator alloc{0};
-  CudaOps ops;
+struct Gpu : gputest::CudaOpsHarness {
   explicit Gpu(DType t = DType::bf16, bool fused = true, Attention att = Attention::flash)
-      : ops(alloc, {t, fused, att, 60}) {}
-  Tensor upload(const std::vector<float>& v, Shape shape, DType t) {
-    Tensor x = ops.empty(std::move(shape), t);
-    ops.upload_f32(v.data(), x);
-    return x;
-  }
-  std::vector<float> download(const Tensor& x) {
-    std::vector<float> v(static_cast<std::size_t>(x.numel()));
-    ops.download_f32(x, v.data());
-    return v;
-  }
+      : CudaOpsHarness({t, fused, att, 60}) {}
 };
 
 TEST(CudaOps, LinearForwardAndBackwardMatchTheCpu) {
@@ -123,15 +112,18 @@ TEST(CudaTraining, ASmallGptOnOneGpuMatchesTheCpuBackend) {
   CpuOps cpu(cpu_alloc);
   SingleRankCommunicator cpu_world;
   const auto reference = train(tiny_gpt(Precision::fp32), cpu, cpu_world, 5);
-  for (Attention kind : {Attention::flash, Attention::unfused}) {
-    Gpu g(DType::bf16, true, kind);
-    auto world = NcclCommunicator::create_world(std::make_unique<SingleRankCommunicator>(), g.ops.stream(), 60);
-    Config cfg = tiny_gpt(Precision::bf16);
-    cfg.plan.attention = kind;
-    const auto gpu = train(cfg, g.ops, *world, 5);
-    for (std::size_t i = 0; i < gpu.size(); ++i)
-      EXPECT_NEAR(gpu[i].loss, reference[i].loss, 0.03 * reference[i].loss) << "iteration " << i;
-  }
+  for (Attention kind : {Attention::flash, Attention::unfused})
+    for (bool fused : {true, false}) {  // the fused-operator switch: epilogues and fused kernels, or separate ones
+      Gpu g(DType::bf16, fused, kind);
+      auto world = NcclCommunicator::create_world(std::make_unique<SingleRankCommunicator>(), g.ops.stream(), 60);
+      Config cfg = tiny_gpt(Precision::bf16);
+      cfg.plan.attention = kind;
+      cfg.plan.fused_ops = fused;
+      const auto gpu = train(cfg, g.ops, *world, 5);
+      for (std::size_t i = 0; i < gpu.size(); ++i)
+        EXPECT_NEAR(gpu[i].loss, reference[i].loss, 0.03 * reference[i].loss)
+            << "iteration " << i << (fused ? "" : ", unfused ops");
+    }
 }
 
 TEST(CudaTraining, Fp16LossScalingSkipsAStepOnAnOverflow) {

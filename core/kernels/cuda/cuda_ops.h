@@ -67,6 +67,11 @@ class CudaOps final : public Ops {
   void linear_backward(const Tensor& dy, const Tensor& x, const Tensor& w, Tensor& dx, Tensor& dw,
                        Tensor& dbias) override;
   void linear_gelu_forward(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& pre, Tensor& y) override;
+  void linear_gelu_backward(const Tensor& dy, const Tensor& gelu_out, const Tensor& pre, const Tensor& w, Tensor& dpre,
+                            Tensor& dw, Tensor& dbias, Tensor& dbias_pre) override;
+  void bias_residual_add(const Tensor& y, const Tensor& bias, const Tensor& residual, Tensor& out) override;
+  // GEMM call keys whose cuBLASLt algorithm was chosen by timing candidates.
+  std::size_t tuned_gemm_shapes() const;
   void bias_add(Tensor& y, const Tensor& bias) override;
   void bias_backward(const Tensor& dy, Tensor& dbias) override;
   void gelu_forward(const Tensor& x, Tensor& y) override;

@@ -43,7 +43,7 @@ CudaOps::CudaOps(CudaCachingAllocator& alloc, const CudaOpsOptions& options) : O
   if (options.compute != DType::bf16 && options.compute != DType::f16)
     throw std::invalid_argument("the CUDA backend computes in bf16 or fp16, not " + dtype_name(options.compute));
   PTDP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  gemm_ = std::make_unique<cuda::Gemm>(stream_);
+  gemm_ = std::make_unique<cuda::Gemm>(stream_, 32u << 20, !options.deterministic);  // timed choice varies by run
   PTDP_CUDA_CHECK(cudaMalloc(&device_scalar_, sizeof(double)));
 }
 

@@ -1,5 +1,16 @@
-// CudaOps: linear layers through cuBLASLt (bias epilogue, fp32 weight-gradient
-// accumulation) and bias+GeLU. Letters: n tokens, k in, m out.
+// CudaOps: linear layers through cuBLASLt and the fused-operator switch
+// (options_.fused_ops) for them. Letters: n tokens, k in, m out, f the MLP's
+// inner size.
+//   fused:   bias in the GEMM epilogue; fc1's bias+GeLU in its GEMM
+//            (GELU_AUX_BIAS, the pre-activation kept as the aux output); fc2's
+//            data-gradient GEMM applies the GeLU gradient and sums fc1's bias
+//            gradient (DGELU_BGRAD); weight-gradient GEMMs sum the bias
+//            gradient (BGRADB); bias+residual in one kernel.
+//   unfused: GEMMs without epilogues; bias add, GeLU, GeLU gradient, bias
+//            gradient and residual add as separate kernels, each reading and
+//            writing memory (Ops' default compositions).
+// An epilogue cuBLASLt cannot run at a shape (types, alignments, the GeLU aux
+// leading dimension) falls back to the unfused composition.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -19,45 +30,116 @@ template <class T> cuda::ElemType elem() {
   return std::is_same_v<T, __nv_bfloat16> ? cuda::ElemType::bf16 : cuda::ElemType::f16;
 }
 
+// y (n, m) = x (n, k) · w (m, k)ᵀ, no epilogue yet.
+template <class T> cuda::GemmArgs forward_args(const Tensor& x, const Tensor& w, const Tensor& y) {
+  cuda::GemmArgs g;
+  g.trans_b = true, g.m = rows(x), g.n = w.dim(0), g.k = w.dim(1);
+  g.a = x.raw(), g.lda = g.k, g.b = w.raw(), g.ldb = g.k, g.c = y.raw(), g.ldc = g.n;
+  g.ab = g.c_type = elem<T>();
+  return g;
+}
+
+// dx (n, k) = dy (n, m) · w (m, k), no epilogue yet.
+template <class T> cuda::GemmArgs data_grad_args(const Tensor& dy, const Tensor& w, const Tensor& dx) {
+  cuda::GemmArgs g;
+  g.m = rows(dy), g.n = w.dim(1), g.k = w.dim(0);
+  g.a = dy.raw(), g.lda = g.k, g.b = w.raw(), g.ldb = g.n, g.c = dx.raw(), g.ldc = g.n;
+  g.ab = g.c_type = elem<T>();
+  return g;
+}
+
+// dw (m, k) += dyᵀ (m, n) · x (n, k), accumulated in fp32, no epilogue yet.
+template <class T> cuda::GemmArgs weight_grad_args(const Tensor& dy, const Tensor& x, const Tensor& dw) {
+  cuda::GemmArgs g;
+  g.trans_a = true, g.m = dw.dim(0), g.n = dw.dim(1), g.k = rows(x);
+  g.a = dy.raw(), g.lda = g.m, g.b = x.raw(), g.ldb = g.n, g.c = dw.raw(), g.ldc = g.n;
+  g.ab = elem<T>(), g.c_type = cuda::ElemType::f32, g.beta = 1;
+  return g;
+}
+
 }  // namespace
+
+std::size_t CudaOps::tuned_gemm_shapes() const { return gemm_->tuned_shapes(); }
 
 void CudaOps::linear_forward(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y) {
   with_type([&](auto tag) {
     using T = decltype(tag);
-    cuda::GemmArgs g;  // y (n, m) = x (n, k) · w (m, k)ᵀ (+ bias)
-    g.trans_b = true, g.m = rows(x), g.n = w.dim(0), g.k = w.dim(1);
-    g.a = x.raw(), g.lda = g.k, g.b = w.raw(), g.ldb = g.k, g.c = y.raw(), g.ldc = g.n;
-    g.ab = g.c_type = elem<T>();
-    g.bias = bias.defined() ? bias.raw() : nullptr;
+    cuda::GemmArgs g = forward_args<T>(x, w, y);
+    if (cuda::forward_epilogue(options_.fused_ops, bias.defined(), false, false) == cuda::Epilogue::bias) {
+      g.epilogue = cuda::Epilogue::bias, g.bias = bias.raw();
+      if (gemm_->try_run(g)) return;
+      g.epilogue = cuda::Epilogue::none, g.bias = nullptr;
+    }
     gemm_->run(g);
+    if (bias.defined()) bias_add(y, bias);
   });
 }
 
 void CudaOps::linear_backward(const Tensor& dy, const Tensor& x, const Tensor& w, Tensor& dx, Tensor& dw,
                               Tensor& dbias) {
-  const std::int64_t n = rows(x), k = w.dim(1), m = w.dim(0);
   with_type([&](auto tag) {
     using T = decltype(tag);
-    if (dx.defined()) {  // dx (n, k) = dy (n, m) · w (m, k)
-      cuda::GemmArgs g;
-      g.m = n, g.n = k, g.k = m, g.a = dy.raw(), g.lda = m, g.b = w.raw(), g.ldb = k, g.c = dx.raw(), g.ldc = k;
-      g.ab = g.c_type = elem<T>();
-      gemm_->run(g);
+    if (dx.defined()) gemm_->run(data_grad_args<T>(dy, w, dx));
+    cuda::GemmArgs g = weight_grad_args<T>(dy, x, dw);
+    if (cuda::weight_grad_epilogue(options_.fused_ops, dbias.defined()) == cuda::Epilogue::bias_grad_from_a) {
+      // BGRADB overwrites its (fp32, D's type) output: sum into scratch, then add.
+      Tensor partial = empty({dw.dim(0)}, DType::f32);
+      g.epilogue = cuda::Epilogue::bias_grad_from_a, g.bias_grad = partial.raw();
+      if (gemm_->try_run(g)) {
+        cuda::accumulate_f32(partial.data<float>(), dw.dim(0), dbias.data<float>(), stream_);
+        return;
+      }
+      g.epilogue = cuda::Epilogue::none, g.bias_grad = nullptr;
     }
-    cuda::GemmArgs g;  // dw (m, k) += dyᵀ (m, n) · x (n, k), accumulated in fp32
-    g.trans_a = true, g.m = m, g.n = k, g.k = n, g.a = dy.raw(), g.lda = m, g.b = x.raw(), g.ldb = k;
-    g.c = dw.raw(), g.ldc = k, g.ab = elem<T>(), g.c_type = cuda::ElemType::f32, g.beta = 1;
     gemm_->run(g);
-    if (dbias.defined()) cuda::bias_backward(typed<T>(dy), n, m, dbias.data<float>(), stream_);
+    if (dbias.defined()) bias_backward(dy, dbias);
   });
 }
 
 void CudaOps::linear_gelu_forward(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& pre, Tensor& y) {
-  if (!options_.fused_ops) return Ops::linear_gelu_forward(x, w, bias, pre, y);  // GEMM with bias, then GeLU
-  linear_forward(x, w, Tensor{}, pre);
+  bool done = false;
   with_type([&](auto tag) {
     using T = decltype(tag);
-    cuda::bias_gelu_forward(typed<T>(pre), typed<T>(bias), rows(pre), pre.dim(-1), typed<T>(y), stream_);
+    const bool aux_ok = cuda::gelu_aux_ok(pre.raw(), pre.dim(-1), elem<T>());
+    if (cuda::forward_epilogue(options_.fused_ops, bias.defined(), true, aux_ok) != cuda::Epilogue::gelu_aux_bias)
+      return;
+    cuda::GemmArgs g = forward_args<T>(x, w, y);  // y = gelu(pre), pre = x·wᵀ + bias as the aux output
+    g.epilogue = cuda::Epilogue::gelu_aux_bias, g.bias = bias.raw(), g.aux = pre.raw(), g.ld_aux = pre.dim(-1);
+    done = gemm_->try_run(g);
+  });
+  // Unfused, or no fused algorithm: GEMM (with the bias epilogue when fused), then the GeLU kernel.
+  if (!done) Ops::linear_gelu_forward(x, w, bias, pre, y);
+}
+
+void CudaOps::linear_gelu_backward(const Tensor& dy, const Tensor& gelu_out, const Tensor& pre, const Tensor& w,
+                                   Tensor& dpre, Tensor& dw, Tensor& dbias, Tensor& dbias_pre) {
+  bool done = false;
+  with_type([&](auto tag) {
+    using T = decltype(tag);
+    const std::int64_t f = pre.dim(-1);
+    const bool aux_ok = cuda::gelu_aux_ok(pre.raw(), f, elem<T>()) && dpre.dim(-1) == f;
+    if (cuda::data_grad_epilogue(options_.fused_ops, true, aux_ok) != cuda::Epilogue::dgelu_bgrad) return;
+    // dpre (n, f) = (dy · w) ∘ gelu'(pre); the bias gradient comes in T (D's
+    // type), overwritten: into scratch, then added to the fp32 gradient.
+    Tensor partial = empty({f});
+    cuda::GemmArgs g = data_grad_args<T>(dy, w, dpre);
+    g.epilogue = cuda::Epilogue::dgelu_bgrad, g.aux = pre.raw(), g.ld_aux = f, g.bias_grad = partial.raw();
+    if (!gemm_->try_run(g)) return;
+    if (dbias_pre.defined()) cuda::accumulate_f32(typed<T>(partial), f, dbias_pre.data<float>(), stream_);
+    done = true;
+  });
+  if (!done) return Ops::linear_gelu_backward(dy, gelu_out, pre, w, dpre, dw, dbias, dbias_pre);
+  Tensor no_dx;
+  linear_backward(dy, gelu_out, w, no_dx, dw, dbias);
+}
+
+void CudaOps::bias_residual_add(const Tensor& y, const Tensor& bias, const Tensor& residual, Tensor& out) {
+  if (!options_.fused_ops) return Ops::bias_residual_add(y, bias, residual, out);
+  if (y.numel() != residual.numel() || y.numel() != out.numel() || bias.numel() != y.dim(-1))
+    throw std::logic_error("cuda bias_residual_add: sizes differ");
+  with_type([&](auto tag) {
+    using T = decltype(tag);
+    cuda::bias_residual_add(typed<T>(y), typed<T>(bias), typed<T>(residual), rows(y), y.dim(-1), typed<T>(out), stream_);
   });
 }
 

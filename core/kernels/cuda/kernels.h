@@ -28,6 +28,14 @@ void sum_squares(const float* x, std::int64_t n, double* out, cudaStream_t st);
 template <class T> void cast_from_float(const float* src, std::int64_t n, T* dst, cudaStream_t st);
 template <class T> void cast_to_float(const T* src, std::int64_t n, float* dst, cudaStream_t st);
 
+// --- fused residual (fused_residual.cu) ---------------------------------------------
+// out (rows, h) = y + bias (h) + residual in fp32, rounded once; out may alias y or residual.
+template <class T>
+void bias_residual_add(const T* y, const T* bias, const T* residual, std::int64_t rows, std::int64_t h, T* out,
+                       cudaStream_t st);
+// acc (n, fp32) += partial (n): folds a GEMM epilogue's (overwritten) bias gradient into a gradient.
+template <class T> void accumulate_f32(const T* partial, std::int64_t n, float* acc, cudaStream_t st);
+
 // --- layernorm over h (layernorm.cu); mean, rstd fp32 (n) ---------------------------
 template <class T>
 void layernorm_forward(const T* x, const T* gamma, const T* beta, std::int64_t n, std::int64_t h, float eps, T* y,
