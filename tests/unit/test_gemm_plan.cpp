@@ -57,7 +57,7 @@ TEST(GemmPlan, KeysDifferInEveryFieldThatChangesTheAlgorithm) {
   const GemmKey k0 = gemm_key(base);
   EXPECT_EQ(k0, gemm_key(base));
   EXPECT_FALSE(k0 < gemm_key(base));
-  std::vector<GemmArgs> variants(8, base);
+  std::vector<GemmArgs> variants(10, base);
   variants[0].alpha = 0.5f;
   variants[1].beta = 1.0f;
   variants[2].epilogue = Epilogue::bias, variants[2].bias = at(0x40000);
@@ -66,6 +66,8 @@ TEST(GemmPlan, KeysDifferInEveryFieldThatChangesTheAlgorithm) {
   variants[5] = variants[4], variants[5].stride_c = 64 * 128 + 8;
   variants[6].c_type = ElemType::f32;
   variants[7].ab = ElemType::f16;
+  variants[8].epilogue = Epilogue::bias_grad_from_a, variants[8].bias_grad = const_cast<void*>(at(0x40000));
+  variants[9] = variants[8], variants[9].bias_grad_type = ElemType::bf16;
   std::vector<GemmKey> keys{k0};
   for (const GemmArgs& v : variants) keys.push_back(gemm_key(v));
   for (std::size_t i = 0; i < keys.size(); ++i)
@@ -100,10 +102,15 @@ TEST(GemmPlan, EpiloguePerFusedOpsBiasAndGelu) {
   // Unfused: never an epilogue, the bias and GeLU are separate kernels.
   for (bool bias : {false, true})
     for (bool gelu : {false, true}) EXPECT_EQ(forward_epilogue(false, bias, gelu, true), Epilogue::none);
-  EXPECT_EQ(data_grad_epilogue(true, true, true), Epilogue::dgelu_bgrad);
-  EXPECT_EQ(data_grad_epilogue(true, true, false), Epilogue::none);
-  EXPECT_EQ(data_grad_epilogue(true, false, true), Epilogue::none);
-  EXPECT_EQ(data_grad_epilogue(false, true, true), Epilogue::none);
+  // Backward through GeLU: the bias gradient in fp32 first; bf16 may fall back
+  // to a 16-bit sum (same range), fp16 (a sum of every token may overflow) to
+  // the GeLU gradient alone.
+  using P = std::vector<DgeluPlan>;
+  EXPECT_EQ(dgelu_plans(true, true, ElemType::bf16),
+            (P{{Epilogue::dgelu_bgrad, ElemType::f32}, {Epilogue::dgelu_bgrad, ElemType::bf16}}));
+  EXPECT_EQ(dgelu_plans(true, true, ElemType::f16), (P{{Epilogue::dgelu_bgrad, ElemType::f32}, {Epilogue::dgelu, ElemType::f32}}));
+  EXPECT_TRUE(dgelu_plans(true, false, ElemType::bf16).empty());
+  EXPECT_TRUE(dgelu_plans(false, true, ElemType::bf16).empty());
   EXPECT_EQ(weight_grad_epilogue(true, true), Epilogue::bias_grad_from_a);
   EXPECT_EQ(weight_grad_epilogue(true, false), Epilogue::none);
   EXPECT_EQ(weight_grad_epilogue(false, true), Epilogue::none);
@@ -138,6 +145,11 @@ TEST(GemmPlan, EpilogueArgumentsAreChecked) {
   EXPECT_EQ(epilogue_error(w), "");
   w.batch = 2;
   EXPECT_NE(epilogue_error(w), "");
+  GemmArgs d = aligned_args();
+  d.epilogue = Epilogue::dgelu, d.aux = const_cast<void*>(at(0x50000)), d.ld_aux = 128;
+  EXPECT_EQ(epilogue_error(d), "");  // GeLU gradient without the bias gradient
+  d.bias_grad = const_cast<void*>(at(0x60000));
+  EXPECT_NE(epilogue_error(d), "");
   GemmArgs stray = aligned_args();
   stray.bias = at(0x40000);  // a bias without its epilogue would be silently ignored
   EXPECT_NE(epilogue_error(stray), "");

@@ -4,8 +4,9 @@
 //   fused:   bias in the GEMM epilogue; fc1's bias+GeLU in its GEMM
 //            (GELU_AUX_BIAS, the pre-activation kept as the aux output); fc2's
 //            data-gradient GEMM applies the GeLU gradient and sums fc1's bias
-//            gradient (DGELU_BGRAD); weight-gradient GEMMs sum the bias
-//            gradient (BGRADB); bias+residual in one kernel.
+//            gradient (DGELU_BGRAD; see dgelu_plans for the bias gradient's
+//            type); weight-gradient GEMMs sum the bias gradient (BGRADB);
+//            bias+residual in one kernel.
 //   unfused: GEMMs without epilogues; bias add, GeLU, GeLU gradient, bias
 //            gradient and residual add as separate kernels, each reading and
 //            writing memory (Ops' default compositions).
@@ -118,15 +119,25 @@ void CudaOps::linear_gelu_backward(const Tensor& dy, const Tensor& gelu_out, con
     using T = decltype(tag);
     const std::int64_t f = pre.dim(-1);
     const bool aux_ok = cuda::gelu_aux_ok(pre.raw(), f, elem<T>()) && dpre.dim(-1) == f;
-    if (cuda::data_grad_epilogue(options_.fused_ops, true, aux_ok) != cuda::Epilogue::dgelu_bgrad) return;
-    // dpre (n, f) = (dy · w) ∘ gelu'(pre); the bias gradient comes in T (D's
-    // type), overwritten: into scratch, then added to the fp32 gradient.
-    Tensor partial = empty({f});
-    cuda::GemmArgs g = data_grad_args<T>(dy, w, dpre);
-    g.epilogue = cuda::Epilogue::dgelu_bgrad, g.aux = pre.raw(), g.ld_aux = f, g.bias_grad = partial.raw();
-    if (!gemm_->try_run(g)) return;
-    if (dbias_pre.defined()) cuda::accumulate_f32(typed<T>(partial), f, dbias_pre.data<float>(), stream_);
-    done = true;
+    for (const cuda::DgeluPlan& plan : cuda::dgelu_plans(options_.fused_ops, aux_ok, elem<T>())) {
+      // dpre (n, f) = (dy · w) ∘ gelu'(pre), and with BGRAD fc1's bias gradient,
+      // which the epilogue overwrites: into scratch, then added to the fp32 gradient.
+      cuda::GemmArgs g = data_grad_args<T>(dy, w, dpre);
+      g.epilogue = plan.epilogue, g.aux = pre.raw(), g.ld_aux = f;
+      const bool f32 = plan.bias_grad_type == cuda::ElemType::f32;
+      Tensor partial;
+      if (plan.epilogue == cuda::Epilogue::dgelu_bgrad) {
+        partial = f32 ? empty({f}, DType::f32) : empty({f});
+        g.bias_grad = partial.raw(), g.bias_grad_type = plan.bias_grad_type;
+      }
+      if (!gemm_->try_run(g)) continue;
+      done = true;
+      if (!dbias_pre.defined()) return;
+      if (!partial.defined()) bias_backward(dpre, dbias_pre);  // DGELU alone: the bias gradient by its kernel
+      else if (f32) cuda::accumulate_f32(partial.data<float>(), f, dbias_pre.data<float>(), stream_);
+      else cuda::accumulate_f32(typed<T>(partial), f, dbias_pre.data<float>(), stream_);
+      return;
+    }
   });
   if (!done) return Ops::linear_gelu_backward(dy, gelu_out, pre, w, dpre, dw, dbias, dbias_pre);
   Tensor no_dx;

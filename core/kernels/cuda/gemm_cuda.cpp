@@ -31,6 +31,7 @@ cublasLtEpilogue_t cublaslt_epilogue(Epilogue e) {
     case Epilogue::none: return CUBLASLT_EPILOGUE_DEFAULT;
     case Epilogue::bias: return CUBLASLT_EPILOGUE_BIAS;
     case Epilogue::gelu_aux_bias: return CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+    case Epilogue::dgelu: return CUBLASLT_EPILOGUE_DGELU;
     case Epilogue::dgelu_bgrad: return CUBLASLT_EPILOGUE_DGELU_BGRAD;
     case Epilogue::bias_grad_from_a: return CUBLASLT_EPILOGUE_BGRADB;  // our A is cuBLASLt's B
   }
@@ -68,13 +69,15 @@ template <class V> void set(cublasLtMatmulDesc_t op, cublasLtMatmulDescAttribute
 }
 
 // Epilogue attributes. Bias vectors are of the input type; bias gradients of
-// D's type (cuBLASLt's documented default), written, not accumulated.
+// the type asked for (cuBLASLt's documented default is D's; another type the
+// heuristic may refuse, and the caller tries the next plan), written, not accumulated.
 void describe_epilogue(const GemmArgs& g, cublasLtMatmulDesc_t op) {
   if (g.epilogue == Epilogue::none) return;
   set(op, CUBLASLT_MATMUL_DESC_EPILOGUE, cublaslt_epilogue(g.epilogue));
-  const void* vec = g.bias ? g.bias : g.bias_grad;
-  set(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, vec);
-  set(op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, cuda_type(g.bias ? g.ab : g.c_type));
+  if (const void* vec = g.bias ? g.bias : g.bias_grad) {
+    set(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, vec);
+    set(op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, cuda_type(g.bias ? g.ab : g.bias_grad_type));
+  }
   if (g.aux != nullptr) {
     set(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, g.aux);
     set(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, g.ld_aux);  // the aux matrix is n×m column-major, as D

@@ -10,7 +10,8 @@ int elem_bytes(ElemType t) { return t == ElemType::f32 ? 4 : 2; }
 std::string epilogue_error(const GemmArgs& g) {
   const bool wants_bias = g.epilogue == Epilogue::bias || g.epilogue == Epilogue::gelu_aux_bias;
   const bool wants_grad = g.epilogue == Epilogue::dgelu_bgrad || g.epilogue == Epilogue::bias_grad_from_a;
-  const bool wants_aux = g.epilogue == Epilogue::gelu_aux_bias || g.epilogue == Epilogue::dgelu_bgrad;
+  const bool wants_aux =
+      g.epilogue == Epilogue::gelu_aux_bias || g.epilogue == Epilogue::dgelu || g.epilogue == Epilogue::dgelu_bgrad;
   if (wants_bias != (g.bias != nullptr)) return wants_bias ? "epilogue needs a bias" : "bias given without a bias epilogue";
   if (wants_grad != (g.bias_grad != nullptr))
     return wants_grad ? "epilogue needs a bias-gradient output" : "bias-gradient output given without a bias-gradient epilogue";
@@ -35,6 +36,7 @@ GemmKey gemm_key(const GemmArgs& g) {
   key.trans_a = g.trans_a, key.trans_b = g.trans_b;
   key.m = g.m, key.n = g.n, key.k = g.k, key.lda = g.lda, key.ldb = g.ldb, key.ldc = g.ldc, key.ld_aux = g.ld_aux;
   key.ab = g.ab, key.c_type = g.c_type, key.epilogue = g.epilogue, key.batch = g.batch;
+  if (g.bias_grad != nullptr) key.bias_grad_type = g.bias_grad_type;
   const bool batched = g.batch > 1;
   key.stride_a = batched ? g.stride_a : 0, key.stride_b = batched ? g.stride_b : 0;
   key.stride_c = batched ? g.stride_c : 0;
@@ -57,8 +59,10 @@ Epilogue forward_epilogue(bool fused_ops, bool has_bias, bool gelu, bool aux_ok)
   return gelu && aux_ok ? Epilogue::gelu_aux_bias : Epilogue::bias;
 }
 
-Epilogue data_grad_epilogue(bool fused_ops, bool gelu, bool aux_ok) {
-  return fused_ops && gelu && aux_ok ? Epilogue::dgelu_bgrad : Epilogue::none;
+std::vector<DgeluPlan> dgelu_plans(bool fused_ops, bool aux_ok, ElemType t) {
+  if (!fused_ops || !aux_ok) return {};
+  if (t == ElemType::f16) return {{Epilogue::dgelu_bgrad, ElemType::f32}, {Epilogue::dgelu, ElemType::f32}};
+  return {{Epilogue::dgelu_bgrad, ElemType::f32}, {Epilogue::dgelu_bgrad, t}};
 }
 
 Epilogue weight_grad_epilogue(bool fused_ops, bool has_bias) {

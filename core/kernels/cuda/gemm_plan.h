@@ -21,7 +21,8 @@ enum class Epilogue {
   none,
   bias,              // C = A·B + bias (n) on every row
   gelu_aux_bias,     // aux = A·B + bias (pre-activation, kept for backward); C = gelu(aux)
-  dgelu_bgrad,       // C = (A·B) ∘ gelu'(aux); bias_grad (n) = Σ rows of C
+  dgelu,             // C = (A·B) ∘ gelu'(aux)
+  dgelu_bgrad,       // the same, and bias_grad (n) = Σ rows of C
   bias_grad_from_a,  // bias_grad (m) = Σ over k of op(A): the bias gradient of dw = dyᵀ·x
 };
 
@@ -38,7 +39,8 @@ struct GemmArgs {
   float alpha = 1, beta = 0;
   Epilogue epilogue = Epilogue::none;
   const void* bias = nullptr;  // bias, gelu_aux_bias: n elements of type ab
-  void* bias_grad = nullptr;   // dgelu_bgrad (n), bias_grad_from_a (m): of type c_type, overwritten
+  void* bias_grad = nullptr;   // dgelu_bgrad (n), bias_grad_from_a (m): overwritten
+  ElemType bias_grad_type = ElemType::f32;
   void* aux = nullptr;         // gelu_aux_bias (written), dgelu_bgrad (read): m×n of type c_type
   std::int64_t ld_aux = 0;     // its row stride in elements
   int batch = 1;
@@ -57,7 +59,7 @@ int alignment_bytes(std::uintptr_t address, std::int64_t ld_bytes, std::int64_t 
 struct GemmKey {
   bool trans_a = false, trans_b = false;
   std::int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0, ld_aux = 0;
-  ElemType ab = ElemType::bf16, c_type = ElemType::bf16;
+  ElemType ab = ElemType::bf16, c_type = ElemType::bf16, bias_grad_type = ElemType::f32;
   Epilogue epilogue = Epilogue::none;
   int batch = 1;
   std::int64_t stride_a = 0, stride_b = 0, stride_c = 0;
@@ -75,8 +77,17 @@ bool gelu_aux_ok(const void* aux, std::int64_t ld_elems, ElemType t);
 // puts the bias (and the GeLU, when the aux matrix allows it) into the GEMM;
 // unfused runs them as separate kernels, each reading and writing memory.
 Epilogue forward_epilogue(bool fused_ops, bool has_bias, bool gelu, bool aux_ok);
-// The data-gradient GEMM dx = dy·w of fc2 when GeLU precedes it.
-Epilogue data_grad_epilogue(bool fused_ops, bool gelu, bool aux_ok);
+// Ways to fuse the GeLU gradient into fc2's data-gradient GEMM dx = dy·w, to
+// try best first (none when unfused or the aux matrix does not allow it): the
+// bias gradient summed in the epilogue in fp32; else in the 16-bit type for
+// bf16 (fp32's range, 8 bits kept); for fp16, whose range a sum over every
+// token may overflow, the GeLU gradient alone (the bias gradient by its kernel).
+struct DgeluPlan {
+  Epilogue epilogue;
+  ElemType bias_grad_type;
+  bool operator==(const DgeluPlan&) const = default;
+};
+std::vector<DgeluPlan> dgelu_plans(bool fused_ops, bool aux_ok, ElemType t);
 // The weight-gradient GEMM dw += dyᵀ·x.
 Epilogue weight_grad_epilogue(bool fused_ops, bool has_bias);
 
