@@ -45,6 +45,12 @@ void embedding_forward(const std::int32_t* tokens, std::int64_t n, const T* wte,
 template <class T>
 void embedding_backward(const std::int32_t* tokens, std::int64_t n, const T* dout, std::int64_t vocab_start,
                         std::int64_t vt, std::int64_t h, float* dwte, cudaStream_t st);
+// As embedding_backward without atomics: each token's rows are added in position
+// order (bitwise the same on every run; scratch from the stream's pool).
+template <class T>
+void embedding_backward_deterministic(const std::int32_t* tokens, std::int64_t n, const T* dout,
+                                      std::int64_t vocab_start, std::int64_t vt, std::int64_t h, float* dwte,
+                                      cudaStream_t st);
 // x (b, s, h) += wpe (≥s, h);  dwpe (≥s, h, fp32) += Σ over b of dx.
 template <class T> void position_forward(const T* wpe, std::int64_t b, std::int64_t s, std::int64_t h, T* x, cudaStream_t st);
 template <class T>
