@@ -35,7 +35,8 @@ template <class T> class OffsetBuffer {
 template <class T> std::vector<float> got(const OffsetBuffer<T>& buf) { return to_floats(buf.download()); }
 
 // Passes iff a and b hold the same bits (a deterministic kernel run twice).
-template <class T> void expect_bitwise_equal(const std::vector<T>& a, const std::vector<T>& b, const std::string& what) {
+template <class T>
+void expect_bitwise_equal(const std::vector<T>& a, const std::vector<T>& b, const std::string& what) {
   ASSERT_EQ(a.size(), b.size()) << what;
   for (std::size_t i = 0; i < a.size(); ++i)
     if (std::memcmp(&a[i], &b[i], sizeof(T)) != 0) {

@@ -56,7 +56,8 @@ template <class T> struct Problem {
   std::vector<float> logits;
   std::vector<std::int32_t> targets;
   Problem(std::mt19937& rng, Case cs) : c(cs), logits(gputest::random_values<T>(rng, c.n * c.vt, 2.0f)), targets(c.n) {
-    const auto first = static_cast<std::int32_t>(c.vocab_start()), end = static_cast<std::int32_t>(c.vocab_start() + c.vt);
+    const auto first = static_cast<std::int32_t>(c.vocab_start());
+    const auto end = static_cast<std::int32_t>(c.vocab_start() + c.vt);
     std::uniform_int_distribution<std::int32_t> dist(first - 40, end + 39);
     for (auto& t : targets) t = dist(rng);
     targets[0] = first;  // first and last column: inside

@@ -174,7 +174,8 @@ TYPED_TEST(CudaElementwise, BiasBackwardAccumulatesLikeCpuAndRepeats) {
     }
     std::vector<float> ref = dbias0;
     cpu::bias_backward(dy.data(), c.rows, c.m, ref.data());
-    gputest::expect_close<float>(runs[0], ref, gputest::fp32_reduction(c.rows), name("bias_backward dbias", c));
+    gputest::expect_close<float>(runs[0], ref, gputest::fp32_reduction(static_cast<double>(c.rows)),
+                                 name("bias_backward dbias", c));
     gputest::expect_bitwise_equal(runs[0], runs[1], name("bias_backward run to run", c));
   }
 }

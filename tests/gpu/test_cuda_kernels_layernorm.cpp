@@ -89,7 +89,8 @@ TYPED_TEST(CudaLayernorm, ForwardMatchesCpu) {
 
 // mean and rstd come from the CPU forward (the same fp32 values on both
 // sides); dgamma and dbeta start non-zero to check they are accumulated (+=).
-// A second run from the same start gives the same bits (fixed-order sums).
+// A second run from the same start gives the same bits (fixed-order sums), and
+// so does a third that writes dx over dy (the sums read dy first).
 TYPED_TEST(CudaLayernorm, BackwardMatchesCpuAccumulatesAndRepeats) {
   PTDP_REQUIRE_GPU();
   using T = TypeParam;
@@ -105,11 +106,14 @@ TYPED_TEST(CudaLayernorm, BackwardMatchesCpuAccumulatesAndRepeats) {
     OffsetBuffer<T> d_dx(c.n * c.h, c.offset);
     DeviceBuffer<T> d_gamma(gputest::to_type<T>(in.gamma));
     DeviceBuffer<float> d_mean(mean), d_rstd(rstd);
-    std::vector<float> dgamma_runs[2], dbeta_runs[2];
-    for (int run = 0; run < 2; ++run) {
+    std::vector<float> dgamma_runs[3], dbeta_runs[3];
+    OffsetBuffer<T> d_dy_dx(gputest::to_type<T>(in.dy), c.offset);  // run 2: dx written over dy
+    for (int run = 0; run < 3; ++run) {
       DeviceBuffer<float> d_dgamma(dgamma0), d_dbeta(dbeta0);
-      cuda::layernorm_backward(d_dy.get(), d_x.get(), d_gamma.get(), d_mean.get(), d_rstd.get(), c.n, c.h,
-                               d_dx.get(), d_dgamma.get(), d_dbeta.get(), nullptr);
+      const T* dy = run < 2 ? d_dy.get() : d_dy_dx.get();
+      T* dx = run < 2 ? d_dx.get() : d_dy_dx.get();
+      cuda::layernorm_backward(dy, d_x.get(), d_gamma.get(), d_mean.get(), d_rstd.get(), c.n, c.h, dx,
+                               d_dgamma.get(), d_dbeta.get(), nullptr);
       dgamma_runs[run] = d_dgamma.download();
       dbeta_runs[run] = d_dbeta.download();
     }
@@ -123,6 +127,9 @@ TYPED_TEST(CudaLayernorm, BackwardMatchesCpuAccumulatesAndRepeats) {
     gputest::expect_close<float>(dbeta_runs[0], dbeta, param_tol, name("dbeta", c));
     gputest::expect_bitwise_equal(dgamma_runs[0], dgamma_runs[1], name("dgamma run to run", c));
     gputest::expect_bitwise_equal(dbeta_runs[0], dbeta_runs[1], name("dbeta run to run", c));
+    gputest::expect_close<T>(got(d_dy_dx), dx, gputest::reduction<T>(static_cast<double>(c.h)), name("dx over dy", c));
+    gputest::expect_bitwise_equal(dgamma_runs[0], dgamma_runs[2], name("dgamma with dx over dy", c));
+    gputest::expect_bitwise_equal(dbeta_runs[0], dbeta_runs[2], name("dbeta with dx over dy", c));
   }
 }
 

@@ -36,28 +36,48 @@ unsigned blocks_for(std::int64_t n, int width) {
   return dev::grid_blocks(dev::ceil_div(n, width), Cfg::kThreads, Cfg::kMaxBlocks);
 }
 
-// y (n) = gelu(x).
-template <int W, class T> __global__ void gelu_forward_kernel(const T* x, std::int64_t n, T* y) {
+// dst (n) = op(src) element by element, From and To each fp32 or 16-bit;
+// each chunk is read before it is written, so dst may alias src (scale in place).
+template <int W, class From, class To, class Op>
+__global__ void unary_kernel(const From* src, std::int64_t n, To* dst, Op op) {
   vec::for_each_chunk<W>(n, [&](std::int64_t i, auto width) {
     constexpr int K = decltype(width)::value;
     float v[K];
-    vec::load<K>(x + i, v);
-    for (float& e : v) e = dev::gelu(e);
-    vec::store<K>(y + i, v);
+    vec::load<K>(src + i, v);
+    for (float& e : v) e = op(e);
+    vec::store<K>(dst + i, v);
   });
 }
 
-// dx (n) = dy · gelu'(x).
-template <int W, class T> __global__ void gelu_backward_kernel(const T* dy, const T* x, std::int64_t n, T* dx) {
+// out (n) = op(a, b) element by element; out may alias a or b (as unary_kernel).
+template <int W, class T, class Op>
+__global__ void binary_kernel(const T* a, const T* b, std::int64_t n, T* out, Op op) {
   vec::for_each_chunk<W>(n, [&](std::int64_t i, auto width) {
     constexpr int K = decltype(width)::value;
-    float g[K], v[K];
-    vec::load<K>(dy + i, g);
-    vec::load<K>(x + i, v);
-    for (int k = 0; k < K; ++k) g[k] *= dev::gelu_grad(v[k]);
-    vec::store<K>(dx + i, g);
+    float x[K], z[K];
+    vec::load<K>(a + i, x);
+    vec::load<K>(b + i, z);
+    for (int k = 0; k < K; ++k) x[k] = op(x[k], z[k]);
+    vec::store<K>(out + i, x);
   });
 }
+
+struct GeluOp {  // y = gelu(x)
+  __device__ float operator()(float x) const { return dev::gelu(x); }
+};
+struct ScaleOp {  // x *= alpha
+  float alpha;
+  __device__ float operator()(float x) const { return x * alpha; }
+};
+struct CastOp {  // the rounding happens in the store
+  __device__ float operator()(float x) const { return x; }
+};
+struct GeluBackwardOp {  // dx = dy · gelu'(x)
+  __device__ float operator()(float dy, float x) const { return dy * dev::gelu_grad(x); }
+};
+struct AddOp {  // out = a + b
+  __device__ float operator()(float a, float b) const { return a + b; }
+};
 
 // pre (rows, m) := pre + bias (rounded to T); y = gelu(the rounded pre), as the
 // unfused bias_add followed by gelu_forward would give. With W > 1, m is a
@@ -73,18 +93,6 @@ __global__ void bias_gelu_forward_kernel(T* pre, const T* bias, std::int64_t row
     vec::store<K>(pre + i, p);
     for (float& e : p) e = dev::gelu(e);
     vec::store<K>(y + i, p);
-  });
-}
-
-// out (n) = a + b; each chunk read before it is written, so out may alias a or b.
-template <int W, class T> __global__ void add_kernel(const T* a, const T* b, std::int64_t n, T* out) {
-  vec::for_each_chunk<W>(n, [&](std::int64_t i, auto width) {
-    constexpr int K = decltype(width)::value;
-    float x[K], z[K];
-    vec::load<K>(a + i, x);
-    vec::load<K>(b + i, z);
-    for (int k = 0; k < K; ++k) x[k] += z[k];
-    vec::store<K>(out + i, x);
   });
 }
 
@@ -118,17 +126,6 @@ __global__ void bias_backward_partials_kernel(const T* dy, std::int64_t rows, st
   dev::store_column_partial<Cfg::kColThreads, Cfg::kRowThreads, W>(acc, col0, m, partial);
 }
 
-// x (n) *= alpha.
-template <int W, class T> __global__ void scale_kernel(T* x, std::int64_t n, float alpha) {
-  vec::for_each_chunk<W>(n, [&](std::int64_t i, auto width) {
-    constexpr int K = decltype(width)::value;
-    float v[K];
-    vec::load<K>(x + i, v);
-    for (float& e : v) e *= alpha;
-    vec::store<K>(x + i, v);
-  });
-}
-
 // partial[blockIdx.x] = Σ x² over this block's elements, in fp32.
 template <int W> __global__ void sum_squares_partials_kernel(const float* x, std::int64_t n, double* partial) {
   float acc = 0.0f;
@@ -151,36 +148,37 @@ __global__ void sum_partials_kernel(const double* partial, int blocks, double* o
   if (threadIdx.x == 0) *out = acc;
 }
 
-template <int W, class From, class To> __global__ void cast_kernel(const From* src, std::int64_t n, To* dst) {
-  vec::for_each_chunk<W>(n, [&](std::int64_t i, auto width) {
-    constexpr int K = decltype(width)::value;
-    float v[K];
-    vec::load<K>(src + i, v);
-    vec::store<K>(dst + i, v);
+// unary_kernel over n elements at the widest width both arrays allow.
+template <class From, class To, class Op>
+void launch_unary(const From* src, std::int64_t n, To* dst, Op op, cudaStream_t st) {
+  if (n <= 0) return;
+  constexpr int kVec = vector_elems(std::max(sizeof(From), sizeof(To)));
+  const int w = flat_width(kVec, {{src, sizeof(From)}, {dst, sizeof(To)}});
+  vec::dispatch_width<kVec>(w, [&](auto width) {
+    unary_kernel<decltype(width)::value><<<blocks_for(n, w), Cfg::kThreads, 0, st>>>(src, n, dst, op);
   });
+  PTDP_CUDA_CHECK_LAUNCH();
 }
 
-// Width for flat 16-bit arrays.
-int width16(std::initializer_list<Access> arrays) { return flat_width(Cfg::kVec16, arrays); }
+// binary_kernel over n 16-bit elements, by vectors where the arrays allow.
+template <class T, class Op>
+void launch_binary(const T* a, const T* b, std::int64_t n, T* out, Op op, cudaStream_t st) {
+  if (n <= 0) return;
+  const int w = flat_width(Cfg::kVec16, {{a, sizeof(T)}, {b, sizeof(T)}, {out, sizeof(T)}});
+  vec::dispatch_width<Cfg::kVec16>(w, [&](auto width) {
+    binary_kernel<decltype(width)::value><<<blocks_for(n, w), Cfg::kThreads, 0, st>>>(a, b, n, out, op);
+  });
+  PTDP_CUDA_CHECK_LAUNCH();
+}
 
 }  // namespace
 
 template <class T> void gelu_forward(const T* x, std::int64_t n, T* y, cudaStream_t st) {
-  if (n <= 0) return;
-  const int w = width16({{x, sizeof(T)}, {y, sizeof(T)}});
-  vec::dispatch_width<Cfg::kVec16>(w, [&](auto width) {
-    gelu_forward_kernel<decltype(width)::value><<<blocks_for(n, w), Cfg::kThreads, 0, st>>>(x, n, y);
-  });
-  PTDP_CUDA_CHECK_LAUNCH();
+  launch_unary(x, n, y, GeluOp{}, st);
 }
 
 template <class T> void gelu_backward(const T* dy, const T* x, std::int64_t n, T* dx, cudaStream_t st) {
-  if (n <= 0) return;
-  const int w = width16({{dy, sizeof(T)}, {x, sizeof(T)}, {dx, sizeof(T)}});
-  vec::dispatch_width<Cfg::kVec16>(w, [&](auto width) {
-    gelu_backward_kernel<decltype(width)::value><<<blocks_for(n, w), Cfg::kThreads, 0, st>>>(dy, x, n, dx);
-  });
-  PTDP_CUDA_CHECK_LAUNCH();
+  launch_binary(dy, x, n, dx, GeluBackwardOp{}, st);
 }
 
 template <class T>
@@ -195,12 +193,7 @@ void bias_gelu_forward(T* pre, const T* bias, std::int64_t rows, std::int64_t m,
 }
 
 template <class T> void add(const T* a, const T* b, std::int64_t n, T* out, cudaStream_t st) {
-  if (n <= 0) return;
-  const int w = width16({{a, sizeof(T)}, {b, sizeof(T)}, {out, sizeof(T)}});
-  vec::dispatch_width<Cfg::kVec16>(w, [&](auto width) {
-    add_kernel<decltype(width)::value><<<blocks_for(n, w), Cfg::kThreads, 0, st>>>(a, b, n, out);
-  });
-  PTDP_CUDA_CHECK_LAUNCH();
+  launch_binary(a, b, n, out, AddOp{}, st);
 }
 
 template <class T> void bias_add(T* y, const T* bias, std::int64_t rows, std::int64_t m, cudaStream_t st) {
@@ -229,13 +222,7 @@ template <class T> void bias_backward(const T* dy, std::int64_t rows, std::int64
 }
 
 template <class T> void scale(T* x, std::int64_t n, float alpha, cudaStream_t st) {
-  if (n <= 0) return;
-  constexpr int kVec = vector_elems(sizeof(T));
-  const int w = flat_width(kVec, {{x, sizeof(T)}});
-  vec::dispatch_width<kVec>(w, [&](auto width) {
-    scale_kernel<decltype(width)::value><<<blocks_for(n, w), Cfg::kThreads, 0, st>>>(x, n, alpha);
-  });
-  PTDP_CUDA_CHECK_LAUNCH();
+  launch_unary(x, n, x, ScaleOp{alpha}, st);
 }
 
 // Per-block fp32 sums of squares into a scratch, then one warp adds them in
@@ -257,22 +244,12 @@ void sum_squares(const float* x, std::int64_t n, double* out, cudaStream_t st) {
   PTDP_CUDA_CHECK_LAUNCH();
 }
 
-template <class From, class To> void cast(const From* src, std::int64_t n, To* dst, cudaStream_t st) {
-  if (n <= 0) return;
-  constexpr int kVec = vector_elems(std::max(sizeof(From), sizeof(To)));
-  const int w = flat_width(kVec, {{src, sizeof(From)}, {dst, sizeof(To)}});
-  vec::dispatch_width<kVec>(w, [&](auto width) {
-    cast_kernel<decltype(width)::value><<<blocks_for(n, w), Cfg::kThreads, 0, st>>>(src, n, dst);
-  });
-  PTDP_CUDA_CHECK_LAUNCH();
-}
-
 template <class T> void cast_from_float(const float* src, std::int64_t n, T* dst, cudaStream_t st) {
-  cast(src, n, dst, st);
+  launch_unary(src, n, dst, CastOp{}, st);
 }
 
 template <class T> void cast_to_float(const T* src, std::int64_t n, float* dst, cudaStream_t st) {
-  cast(src, n, dst, st);
+  launch_unary(src, n, dst, CastOp{}, st);
 }
 
 #define PTDP_INSTANTIATE_16(T)                                                                      \

@@ -163,13 +163,13 @@ template <class T>
 void layernorm_backward(const T* dy, const T* x, const T* gamma, const float* mean, const float* rstd, std::int64_t n,
                         std::int64_t h, T* dx, float* dgamma, float* dbeta, cudaStream_t st) {
   if (n <= 0 || h <= 0) return;
+  launch_dgamma_dbeta(dy, x, mean, rstd, n, h, dgamma, dbeta, st);  // first: dx may alias dy
   const int w = row_width(Cfg::kVec, h, {{dy, sizeof(T)}, {x, sizeof(T)}, {gamma, sizeof(T)}, {dx, sizeof(T)}});
   vec::dispatch_width<Cfg::kVec>(w, [&](auto width) {
     layernorm_dx_kernel<decltype(width)::value>
         <<<row_blocks(n), Cfg::kThreads, 0, st>>>(dy, x, gamma, mean, rstd, n, h, dx);
   });
   PTDP_CUDA_CHECK_LAUNCH();
-  launch_dgamma_dbeta(dy, x, mean, rstd, n, h, dgamma, dbeta, st);
 }
 
 #define PTDP_INSTANTIATE(T)                                                                                      \

@@ -50,8 +50,8 @@ template <int W, class F> __device__ inline void for_each_chunk(std::int64_t n, 
 // Block-stride over one row of length h (a multiple of W): f(j, Width<W>{})
 // for chunk starts j = W·threadIdx.x, W·(threadIdx.x + blockDim.x), ...
 template <int W, class F> __device__ inline void for_each_row_chunk(std::int64_t h, F&& f) {
-  for (std::int64_t j = static_cast<std::int64_t>(threadIdx.x) * W; j < h; j += static_cast<std::int64_t>(blockDim.x) * W)
-    f(j, Width<W>{});
+  const std::int64_t stride = static_cast<std::int64_t>(blockDim.x) * W;
+  for (std::int64_t j = static_cast<std::int64_t>(threadIdx.x) * W; j < h; j += stride) f(j, Width<W>{});
 }
 
 // Host: f(Width<W>{}) when the launch may use `width` = W, else f(Width<1>{}),
