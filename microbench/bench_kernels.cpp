@@ -111,6 +111,11 @@ class Suite {
         Tensor mean = ops_->empty({n}, DType::f32), rstd = ops_->empty({n}, DType::f32);
         Tensor dg = ops_->zeros({h}, DType::f32), db = ops_->zeros({h}, DType::f32);
         ops_->layernorm_forward(x, g, beta, y, mean, rstd);
+        // Effective bytes, the least any kernel must move: forward reads x and
+        // writes y, backward reads dy and x and writes dx (here over dy); both
+        // touch mean and rstd (fp32). gamma, beta and their fp32 gradients are
+        // O(h) and left out. The CUDA backward reads dy and x twice (dx, then
+        // the dgamma/dbeta column sums), so its real traffic is 5/3 of this.
         const double bytes = (backward ? 3 : 2) * x_.e * dbl(n * h) + 8 * dbl(n);
         timer_.run(st, {0, bytes, "memory"}, peak_, [&] {
           if (backward) ops_->layernorm_backward(y, x, g, mean, rstd, y, dg, db);
@@ -144,12 +149,30 @@ class Suite {
     })->Args({x_.n, x_.f, x_.h})->ArgNames({"n", "f", "h"})->UseManualTime()->Unit(benchmark::kMillisecond);
   }
 
+  // Element-wise passes over (rows, cols) in the compute type; `arrays` of
+  // them are read or written once each (GeLU forward 2, its gradient 3, the
+  // residual add 3), which is all the traffic there is.
+  void elementwise(const std::string& name, int arrays, std::int64_t rows, std::int64_t cols) {
+    benchmark::RegisterBenchmark(("elementwise/" + name).c_str(), [this, name, arrays](benchmark::State& st) {
+      const std::int64_t r = st.range(0), c = st.range(1);
+      Tensor a = ops_->zeros({r, c}), b = ops_->zeros({r, c}), out = ops_->empty({r, c});
+      timer_.run(st, {0, arrays * x_.e * dbl(r * c), "memory"}, peak_, [&] {
+        if (name == "gelu_fwd") ops_->gelu_forward(a, out);
+        else if (name == "gelu_bwd") ops_->gelu_backward(a, b, out);
+        else ops_->add(a, b, out);
+      });
+    })->Args({rows, cols})->ArgNames({"rows", "cols"})->UseManualTime()->Unit(benchmark::kMillisecond);
+  }
+
   void register_memory_bound() {
     layernorm();
     for (bool backward : {false, true}) {
       bias_gelu(true, backward);
       bias_gelu(false, backward);
     }
+    elementwise("gelu_fwd", 2, x_.n, x_.f);
+    elementwise("gelu_bwd", 3, x_.n, x_.f);
+    elementwise("residual_add", 3, x_.n, x_.h);
   }
 
   void register_optimizer_and_layer();

@@ -1,7 +1,8 @@
 // Vocabulary-parallel cross-entropy pieces, CUDA (see kernels.h and
 // core/kernels/cpu/cross_entropy.h): per-row max and sum of exponentials
 // (one block per row), the target's logit and the loss (one thread per row),
-// and dlogits = scale·(softmax − one-hot) from the global max and sum.
+// and dlogits = scale·(softmax − one-hot) from the global max and sum. Rows go
+// by 128-bit vectors when Vt and the pointers allow (vec.cuh).
 // Letters: n rows (tokens), Vt shard width covering ids [vocab_start, +Vt).
 // logits, dlogits (n, Vt) T; row_max, sum_exp, target_logit, loss (n) fp32.
 #include <cmath>
@@ -10,6 +11,8 @@
 #include "core/kernels/cuda/cuda_check.h"
 #include "core/kernels/cuda/device_math.cuh"
 #include "core/kernels/cuda/kernels.h"
+#include "core/kernels/cuda/vec.cuh"
+#include "core/kernels/cuda/vector_plan.h"
 
 namespace ptdp::cuda {
 namespace {
@@ -21,6 +24,7 @@ struct CrossEntropyConfig {
   static constexpr int kThreads = 256;         // row kernels: one block per row, threads over Vt
   static constexpr int kMaxRowBlocks = 16384;  // grid-stride over rows beyond this
   static constexpr int kRowThreads = 128;      // per-row scalar kernels: one thread per row
+  static constexpr int kVec = 8;               // 16-bit logits per 128-bit access
 };
 using Cfg = CrossEntropyConfig;
 
@@ -31,23 +35,32 @@ __device__ inline std::int64_t target_col(std::int32_t target, std::int64_t vt, 
 }
 
 // row_max (n) = max over the shard's columns.
-template <class T> __global__ void row_max_kernel(const T* logits, std::int64_t n, std::int64_t vt, float* row_max) {
+template <int W, class T>
+__global__ void row_max_kernel(const T* logits, std::int64_t n, std::int64_t vt, float* row_max) {
   for (std::int64_t row = blockIdx.x; row < n; row += gridDim.x) {
     float mx = -INFINITY;
-    for (std::int64_t j = threadIdx.x; j < vt; j += Cfg::kThreads) mx = fmaxf(mx, to_float(logits[row * vt + j]));
+    vec::for_each_row_chunk<W>(vt, [&](std::int64_t j, auto) {
+      float v[W];
+      vec::load<W>(logits + row * vt + j, v);
+      for (const float e : v) mx = fmaxf(mx, e);
+    });
     mx = dev::block_max<Cfg::kThreads>(mx);
     if (threadIdx.x == 0) row_max[row] = mx;
   }
 }
 
 // sum_exp (n) = Σ_j exp(logits[i, j] − row_max[i]) over the shard (row_max global).
-template <class T>
+template <int W, class T>
 __global__ void row_sum_exp_kernel(const T* logits, std::int64_t n, std::int64_t vt, const float* row_max,
                                    float* sum_exp) {
   for (std::int64_t row = blockIdx.x; row < n; row += gridDim.x) {
     const float mx = row_max[row];
     float sum = 0.0f;
-    for (std::int64_t j = threadIdx.x; j < vt; j += Cfg::kThreads) sum += expf(to_float(logits[row * vt + j]) - mx);
+    vec::for_each_row_chunk<W>(vt, [&](std::int64_t j, auto) {
+      float v[W];
+      vec::load<W>(logits + row * vt + j, v);
+      for (const float e : v) sum += expf(e - mx);
+    });
     sum = dev::block_sum<Cfg::kThreads>(sum);
     if (threadIdx.x == 0) sum_exp[row] = sum;
   }
@@ -71,7 +84,7 @@ __global__ void loss_kernel(const float* row_max, const float* sum_exp, const fl
 }
 
 // dlogits (n, Vt) = scale·exp(logit − row_max)/sum_exp, minus scale at the target's column.
-template <class T>
+template <int W, class T>
 __global__ void backward_kernel(const T* logits, const std::int32_t* targets, const float* row_max,
                                 const float* sum_exp, std::int64_t n, std::int64_t vt, std::int64_t vocab_start,
                                 float scale, T* dlogits) {
@@ -79,11 +92,15 @@ __global__ void backward_kernel(const T* logits, const std::int32_t* targets, co
     const float mx = row_max[row];
     const float inv_sum = 1.0f / sum_exp[row];
     const std::int64_t col = target_col(targets[row], vt, vocab_start);
-    for (std::int64_t j = threadIdx.x; j < vt; j += Cfg::kThreads) {
-      float g = scale * expf(to_float(logits[row * vt + j]) - mx) * inv_sum;
-      if (j == col) g -= scale;
-      dlogits[row * vt + j] = from_float<T>(g);
-    }
+    vec::for_each_row_chunk<W>(vt, [&](std::int64_t j, auto) {
+      float v[W];
+      vec::load<W>(logits + row * vt + j, v);
+      for (int k = 0; k < W; ++k) {
+        v[k] = scale * expf(v[k] - mx) * inv_sum;
+        if (j + k == col) v[k] -= scale;
+      }
+      vec::store<W>(dlogits + row * vt + j, v);
+    });
   }
 }
 
@@ -94,7 +111,10 @@ unsigned scalar_blocks(std::int64_t n) { return dev::grid_blocks(n, Cfg::kRowThr
 
 template <class T> void ce_row_max(const T* logits, std::int64_t n, std::int64_t vt, float* row_max, cudaStream_t st) {
   if (n <= 0) return;
-  row_max_kernel<<<row_blocks(n), Cfg::kThreads, 0, st>>>(logits, n, vt, row_max);
+  const int w = row_width(Cfg::kVec, vt, {{logits, sizeof(T)}});
+  vec::dispatch_width<Cfg::kVec>(w, [&](auto width) {
+    row_max_kernel<decltype(width)::value><<<row_blocks(n), Cfg::kThreads, 0, st>>>(logits, n, vt, row_max);
+  });
   PTDP_CUDA_CHECK_LAUNCH();
 }
 
@@ -102,7 +122,11 @@ template <class T>
 void ce_row_sum_exp(const T* logits, std::int64_t n, std::int64_t vt, const float* row_max, float* sum_exp,
                     cudaStream_t st) {
   if (n <= 0) return;
-  row_sum_exp_kernel<<<row_blocks(n), Cfg::kThreads, 0, st>>>(logits, n, vt, row_max, sum_exp);
+  const int w = row_width(Cfg::kVec, vt, {{logits, sizeof(T)}});
+  vec::dispatch_width<Cfg::kVec>(w, [&](auto width) {
+    row_sum_exp_kernel<decltype(width)::value>
+        <<<row_blocks(n), Cfg::kThreads, 0, st>>>(logits, n, vt, row_max, sum_exp);
+  });
   PTDP_CUDA_CHECK_LAUNCH();
 }
 
@@ -126,8 +150,11 @@ template <class T>
 void ce_backward(const T* logits, const std::int32_t* targets, const float* row_max, const float* sum_exp,
                  std::int64_t n, std::int64_t vt, std::int64_t vocab_start, float scale, T* dlogits, cudaStream_t st) {
   if (n <= 0 || vt <= 0) return;
-  backward_kernel<<<row_blocks(n), Cfg::kThreads, 0, st>>>(logits, targets, row_max, sum_exp, n, vt, vocab_start,
-                                                            scale, dlogits);
+  const int w = row_width(Cfg::kVec, vt, {{logits, sizeof(T)}, {dlogits, sizeof(T)}});
+  vec::dispatch_width<Cfg::kVec>(w, [&](auto width) {
+    backward_kernel<decltype(width)::value><<<row_blocks(n), Cfg::kThreads, 0, st>>>(
+        logits, targets, row_max, sum_exp, n, vt, vocab_start, scale, dlogits);
+  });
   PTDP_CUDA_CHECK_LAUNCH();
 }
 

@@ -150,8 +150,9 @@ void CudaOps::embedding_forward(const Tensor& tokens, const Tensor& wte, std::in
 void CudaOps::embedding_backward(const Tensor& tokens, const Tensor& dout, std::int64_t vocab_start, Tensor& dwte) {
   with_type([&](auto tag) {
     using T = decltype(tag);
-    cuda::embedding_backward(ids(tokens), tokens.numel(), typed<T>(dout), vocab_start, dwte.dim(0), dwte.dim(1),
-                             f32(dwte), stream_);
+    const auto backward = options_.deterministic ? cuda::embedding_backward_deterministic<T>
+                                                 : cuda::embedding_backward<T>;
+    backward(ids(tokens), tokens.numel(), typed<T>(dout), vocab_start, dwte.dim(0), dwte.dim(1), f32(dwte), stream_);
   });
 }
 

@@ -66,20 +66,6 @@ template <int kThreads, class Op> __device__ inline float block_reduce(float v, 
 template <int kThreads> __device__ inline float block_sum(float v) { return block_reduce<kThreads>(v, SumOp{}); }
 template <int kThreads> __device__ inline float block_max(float v) { return block_reduce<kThreads>(v, MaxOp{}); }
 
-// 2-D block (kCols, kRows): threads with threadIdx.y == 0 get the sum of v over
-// threadIdx.y for their threadIdx.x (a column tile's partial sums); others get 0.
-// Safe to call repeatedly (leading barrier).
-template <int kCols, int kRows> __device__ inline float column_block_sum(float v) {
-  __shared__ float tile[kRows][kCols];
-  __syncthreads();
-  tile[threadIdx.y][threadIdx.x] = v;
-  __syncthreads();
-  float sum = 0.0f;
-  if (threadIdx.y == 0)
-    for (int r = 0; r < kRows; ++r) sum += tile[r][threadIdx.x];
-  return sum;
-}
-
 // --- GeLU, tanh form (as core/kernels/cpu/elementwise.cpp) -------------------------
 constexpr float kSqrt2OverPi = 0.7978845608028654f;
 constexpr float kGeluCubic = 0.044715f;

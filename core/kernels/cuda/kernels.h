@@ -18,11 +18,12 @@ template <class T> void gelu_backward(const T* dy, const T* x, std::int64_t n, T
 template <class T> void bias_gelu_forward(T* pre, const T* bias, std::int64_t rows, std::int64_t m, T* y, cudaStream_t st);
 template <class T> void add(const T* a, const T* b, std::int64_t n, T* out, cudaStream_t st);  // out may alias
 template <class T> void bias_add(T* y, const T* bias, std::int64_t rows, std::int64_t m, cudaStream_t st);
-// dbias (m, fp32) += Σ rows of dy.
+// dbias (m, fp32) += Σ rows of dy, in a fixed order (no atomics).
 template <class T> void bias_backward(const T* dy, std::int64_t rows, std::int64_t m, float* dbias, cudaStream_t st);
 // x *= alpha (T = float, __half, __nv_bfloat16).
 template <class T> void scale(T* x, std::int64_t n, float alpha, cudaStream_t st);
-// *out (fp64 device scalar) = Σ x² accumulated in fp32 per block, fp64 across blocks.
+// *out (fp64 device scalar) = Σ x² accumulated in fp32 per block, fp64 across
+// blocks in a fixed order (no atomics).
 void sum_squares(const float* x, std::int64_t n, double* out, cudaStream_t st);
 // Conversions between fp32 and T, either way (same element count).
 template <class T> void cast_from_float(const float* src, std::int64_t n, T* dst, cudaStream_t st);
@@ -40,7 +41,8 @@ template <class T> void accumulate_f32(const T* partial, std::int64_t n, float* 
 template <class T>
 void layernorm_forward(const T* x, const T* gamma, const T* beta, std::int64_t n, std::int64_t h, float eps, T* y,
                        float* mean, float* rstd, cudaStream_t st);
-// dx (n, h) overwritten; dgamma, dbeta (h, fp32) accumulated.
+// dx (n, h) overwritten, may alias dy; dgamma, dbeta (h, fp32) accumulated in a
+// fixed order (no atomics: the same bits every run).
 template <class T>
 void layernorm_backward(const T* dy, const T* x, const T* gamma, const float* mean, const float* rstd, std::int64_t n,
                         std::int64_t h, T* dx, float* dgamma, float* dbeta, cudaStream_t st);
@@ -53,6 +55,12 @@ void embedding_forward(const std::int32_t* tokens, std::int64_t n, const T* wte,
 template <class T>
 void embedding_backward(const std::int32_t* tokens, std::int64_t n, const T* dout, std::int64_t vocab_start,
                         std::int64_t vt, std::int64_t h, float* dwte, cudaStream_t st);
+// As embedding_backward without atomics: each token's rows are added in position
+// order (bitwise the same on every run; scratch from the stream's pool).
+template <class T>
+void embedding_backward_deterministic(const std::int32_t* tokens, std::int64_t n, const T* dout,
+                                      std::int64_t vocab_start, std::int64_t vt, std::int64_t h, float* dwte,
+                                      cudaStream_t st);
 // x (b, s, h) += wpe (≥s, h);  dwpe (≥s, h, fp32) += Σ over b of dx.
 template <class T> void position_forward(const T* wpe, std::int64_t b, std::int64_t s, std::int64_t h, T* x, cudaStream_t st);
 template <class T>

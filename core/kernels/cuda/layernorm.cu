@@ -1,6 +1,8 @@
 // Layer normalisation over h, CUDA (see kernels.h and core/kernels/cpu/layernorm.h):
 // forward one block per row (two-pass mean and variance); backward one block
-// per row for dx, plus a column reduction with fp32 atomics for dgamma, dbeta.
+// per row for dx, plus a deterministic column reduction for dgamma, dbeta
+// (per-slice partial sums, then the slices added in order: reduce.cuh).
+// Rows go by 128-bit vectors when h and the pointers allow (vec.cuh).
 // Letters: n rows (tokens), h hidden. x, y, dy, dx (n, h); gamma, beta (h);
 // mean, rstd (n) fp32; dgamma, dbeta (h) fp32.
 #include <cmath>
@@ -9,40 +11,52 @@
 #include "core/kernels/cuda/cuda_check.h"
 #include "core/kernels/cuda/device_math.cuh"
 #include "core/kernels/cuda/kernels.h"
+#include "core/kernels/cuda/reduce.cuh"
+#include "core/kernels/cuda/vec.cuh"
+#include "core/kernels/cuda/vector_plan.h"
 
 namespace ptdp::cuda {
 namespace {
 
-using dev::from_float;
-using dev::to_float;
-
 struct LayernormConfig {
   static constexpr int kThreads = 256;        // one block per row; threads stride over h
   static constexpr int kMaxRowBlocks = 8192;  // grid-stride over rows beyond this
-  static constexpr int kColThreads = 32;      // dgamma/dbeta: columns of a tile (one warp, coalesced)
-  static constexpr int kRowThreads = 8;       // dgamma/dbeta: rows of a tile
-  static constexpr int kMaxSliceBlocks = 64;  // dgamma/dbeta: row slices (atomics per column)
+  static constexpr int kVec = 8;              // 16-bit elements per 128-bit access
+  static constexpr int kColThreads = 32;      // dgamma/dbeta: column threads of a tile (one warp)
+  static constexpr int kRowThreads = 8;       // dgamma/dbeta: row threads of a tile
+  static constexpr int kMaxSlices = 128;      // dgamma/dbeta: row slices (partial rows of the workspace)
 };
 using Cfg = LayernormConfig;
 
 // y (n, h) = (x − mean)·rstd·gamma + beta, rstd = 1/sqrt(var + eps), var biased.
-template <class T>
+template <int W, class T>
 __global__ void layernorm_forward_kernel(const T* x, const T* gamma, const T* beta, std::int64_t n, std::int64_t h,
                                          float eps, T* y, float* mean, float* rstd) {
   for (std::int64_t row = blockIdx.x; row < n; row += gridDim.x) {
     const T* xi = x + row * h;
     float sum = 0.0f;
-    for (std::int64_t j = threadIdx.x; j < h; j += Cfg::kThreads) sum += to_float(xi[j]);
+    vec::for_each_row_chunk<W>(h, [&](std::int64_t j, auto) {
+      float v[W];
+      vec::load<W>(xi + j, v);
+      for (const float e : v) sum += e;
+    });
     const float mu = dev::block_sum<Cfg::kThreads>(sum) / static_cast<float>(h);
     float sq = 0.0f;
-    for (std::int64_t j = threadIdx.x; j < h; j += Cfg::kThreads) {
-      const float c = to_float(xi[j]) - mu;
-      sq += c * c;
-    }
+    vec::for_each_row_chunk<W>(h, [&](std::int64_t j, auto) {
+      float v[W];
+      vec::load<W>(xi + j, v);
+      for (const float e : v) sq += (e - mu) * (e - mu);
+    });
     const float var = dev::block_sum<Cfg::kThreads>(sq) / static_cast<float>(h);
     const float r = 1.0f / sqrtf(var + eps);
-    for (std::int64_t j = threadIdx.x; j < h; j += Cfg::kThreads)
-      y[row * h + j] = from_float<T>((to_float(xi[j]) - mu) * r * to_float(gamma[j]) + to_float(beta[j]));
+    vec::for_each_row_chunk<W>(h, [&](std::int64_t j, auto) {
+      float v[W], g[W], b[W];
+      vec::load<W>(xi + j, v);
+      vec::load<W>(gamma + j, g);
+      vec::load<W>(beta + j, b);
+      for (int k = 0; k < W; ++k) v[k] = (v[k] - mu) * r * g[k] + b[k];
+      vec::store<W>(y + row * h + j, v);
+    });
     if (threadIdx.x == 0) {
       mean[row] = mu;
       rstd[row] = r;
@@ -52,7 +66,7 @@ __global__ void layernorm_forward_kernel(const T* x, const T* gamma, const T* be
 
 // With xhat = (x − mean)·rstd and g = dy·gamma:
 // dx (n, h) = rstd · (g − mean_j(g) − xhat · mean_j(g · xhat)).
-template <class T>
+template <int W, class T>
 __global__ void layernorm_dx_kernel(const T* dy, const T* x, const T* gamma, const float* mean, const float* rstd,
                                     std::int64_t n, std::int64_t h, T* dx) {
   for (std::int64_t row = blockIdx.x; row < n; row += gridDim.x) {
@@ -60,45 +74,76 @@ __global__ void layernorm_dx_kernel(const T* dy, const T* x, const T* gamma, con
     const T* xi = x + row * h;
     const float mu = mean[row], r = rstd[row];
     float g_sum = 0.0f, gx_sum = 0.0f;
-    for (std::int64_t j = threadIdx.x; j < h; j += Cfg::kThreads) {
-      const float g = to_float(dyi[j]) * to_float(gamma[j]);
-      g_sum += g;
-      gx_sum += g * (to_float(xi[j]) - mu) * r;
-    }
+    vec::for_each_row_chunk<W>(h, [&](std::int64_t j, auto) {
+      float d[W], v[W], gm[W];
+      vec::load<W>(dyi + j, d);
+      vec::load<W>(xi + j, v);
+      vec::load<W>(gamma + j, gm);
+      for (int k = 0; k < W; ++k) {
+        const float g = d[k] * gm[k];
+        g_sum += g;
+        gx_sum += g * (v[k] - mu) * r;
+      }
+    });
     const float g_mean = dev::block_sum<Cfg::kThreads>(g_sum) / static_cast<float>(h);
     const float gx_mean = dev::block_sum<Cfg::kThreads>(gx_sum) / static_cast<float>(h);
-    for (std::int64_t j = threadIdx.x; j < h; j += Cfg::kThreads) {
-      const float xhat = (to_float(xi[j]) - mu) * r;
-      dx[row * h + j] = from_float<T>(r * (to_float(dyi[j]) * to_float(gamma[j]) - g_mean - xhat * gx_mean));
-    }
+    vec::for_each_row_chunk<W>(h, [&](std::int64_t j, auto) {
+      float d[W], v[W], gm[W];
+      vec::load<W>(dyi + j, d);
+      vec::load<W>(xi + j, v);
+      vec::load<W>(gamma + j, gm);
+      for (int k = 0; k < W; ++k) v[k] = r * (d[k] * gm[k] - g_mean - (v[k] - mu) * r * gx_mean);
+      vec::store<W>(dx + row * h + j, v);
+    });
   }
 }
 
-// dgamma (h) += Σ_rows dy·xhat; dbeta (h) += Σ_rows dy. Block (kColThreads,
-// kRowThreads) owns kColThreads columns and the row slice blockIdx.y; partial
-// column sums go out by fp32 atomicAdd (gridDim.y adds per column).
-template <class T>
-__global__ void layernorm_dgamma_dbeta_kernel(const T* dy, const T* x, const float* mean, const float* rstd,
-                                              std::int64_t n, std::int64_t h, float* dgamma, float* dbeta) {
-  const std::int64_t col = static_cast<std::int64_t>(blockIdx.x) * Cfg::kColThreads + threadIdx.x;
-  float g_acc = 0.0f, b_acc = 0.0f;
-  if (col < h) {
-    for (std::int64_t r = static_cast<std::int64_t>(blockIdx.y) * Cfg::kRowThreads + threadIdx.y; r < n;
-         r += static_cast<std::int64_t>(gridDim.y) * Cfg::kRowThreads) {
-      const float d = to_float(dy[r * h + col]);
-      g_acc += d * ((to_float(x[r * h + col]) - mean[r]) * rstd[r]);
-      b_acc += d;
+// Row blockIdx.y of partial_g, partial_b (slices, h) = Σ over this slice's rows
+// of dy·xhat and dy, for the block's kColThreads·W columns (vector_plan.h).
+template <int W, class T>
+__global__ void layernorm_dgamma_dbeta_partials_kernel(const T* dy, const T* x, const float* mean, const float* rstd,
+                                                       std::int64_t n, std::int64_t h, float* partial_g,
+                                                       float* partial_b) {
+  const std::int64_t col0 = (static_cast<std::int64_t>(blockIdx.x) * Cfg::kColThreads + threadIdx.x) * W;
+  float g_acc[W] = {}, b_acc[W] = {};
+  if (col0 < h) {
+    const std::int64_t stride = slice_row_stride(gridDim.y, Cfg::kRowThreads);
+    for (std::int64_t r = slice_first_row(blockIdx.y, static_cast<int>(threadIdx.y), Cfg::kRowThreads); r < n;
+         r += stride) {
+      float d[W], v[W];
+      vec::load<W>(dy + r * h + col0, d);
+      vec::load<W>(x + r * h + col0, v);
+      const float mu = mean[r], rs = rstd[r];
+      for (int k = 0; k < W; ++k) {
+        g_acc[k] += d[k] * ((v[k] - mu) * rs);
+        b_acc[k] += d[k];
+      }
     }
   }
-  const float g_sum = dev::column_block_sum<Cfg::kColThreads, Cfg::kRowThreads>(g_acc);
-  const float b_sum = dev::column_block_sum<Cfg::kColThreads, Cfg::kRowThreads>(b_acc);
-  if (threadIdx.y == 0 && col < h) {
-    atomicAdd(dgamma + col, g_sum);
-    atomicAdd(dbeta + col, b_sum);
-  }
+  dev::store_column_partial<Cfg::kColThreads, Cfg::kRowThreads, W>(g_acc, col0, h, partial_g);
+  dev::store_column_partial<Cfg::kColThreads, Cfg::kRowThreads, W>(b_acc, col0, h, partial_b);
 }
 
 unsigned row_blocks(std::int64_t n) { return dev::grid_blocks(n, 1, Cfg::kMaxRowBlocks); }
+
+template <class T>
+void launch_dgamma_dbeta(const T* dy, const T* x, const float* mean, const float* rstd, std::int64_t n,
+                         std::int64_t h, float* dgamma, float* dbeta, cudaStream_t st) {
+  const int w = row_width(Cfg::kVec, h, {{dy, sizeof(T)}, {x, sizeof(T)}});
+  const auto plan = column_partials_plan(n, h, w, Cfg::kColThreads, Cfg::kRowThreads, Cfg::kMaxSlices);
+  StreamScratch<float> partial(2 * static_cast<std::size_t>(plan.workspace_floats), st);
+  float* partial_g = partial.get();
+  float* partial_b = partial.get() + plan.workspace_floats;
+  const dim3 grid(static_cast<unsigned>(plan.col_tiles), static_cast<unsigned>(plan.slices));
+  const dim3 block(Cfg::kColThreads, Cfg::kRowThreads);
+  vec::dispatch_width<Cfg::kVec>(w, [&](auto width) {
+    layernorm_dgamma_dbeta_partials_kernel<decltype(width)::value>
+        <<<grid, block, 0, st>>>(dy, x, mean, rstd, n, h, partial_g, partial_b);
+  });
+  PTDP_CUDA_CHECK_LAUNCH();
+  add_column_partials(partial_g, plan.slices, h, dgamma, st);
+  add_column_partials(partial_b, plan.slices, h, dbeta, st);
+}
 
 }  // namespace
 
@@ -106,7 +151,11 @@ template <class T>
 void layernorm_forward(const T* x, const T* gamma, const T* beta, std::int64_t n, std::int64_t h, float eps, T* y,
                        float* mean, float* rstd, cudaStream_t st) {
   if (n <= 0 || h <= 0) return;
-  layernorm_forward_kernel<<<row_blocks(n), Cfg::kThreads, 0, st>>>(x, gamma, beta, n, h, eps, y, mean, rstd);
+  const int w = row_width(Cfg::kVec, h, {{x, sizeof(T)}, {gamma, sizeof(T)}, {beta, sizeof(T)}, {y, sizeof(T)}});
+  vec::dispatch_width<Cfg::kVec>(w, [&](auto width) {
+    layernorm_forward_kernel<decltype(width)::value>
+        <<<row_blocks(n), Cfg::kThreads, 0, st>>>(x, gamma, beta, n, h, eps, y, mean, rstd);
+  });
   PTDP_CUDA_CHECK_LAUNCH();
 }
 
@@ -114,12 +163,12 @@ template <class T>
 void layernorm_backward(const T* dy, const T* x, const T* gamma, const float* mean, const float* rstd, std::int64_t n,
                         std::int64_t h, T* dx, float* dgamma, float* dbeta, cudaStream_t st) {
   if (n <= 0 || h <= 0) return;
-  layernorm_dx_kernel<<<row_blocks(n), Cfg::kThreads, 0, st>>>(dy, x, gamma, mean, rstd, n, h, dx);
-  PTDP_CUDA_CHECK_LAUNCH();
-  const dim3 block(Cfg::kColThreads, Cfg::kRowThreads);
-  const dim3 grid(dev::grid_blocks(h, Cfg::kColThreads, INT32_MAX),
-                  dev::grid_blocks(n, Cfg::kRowThreads, Cfg::kMaxSliceBlocks));
-  layernorm_dgamma_dbeta_kernel<<<grid, block, 0, st>>>(dy, x, mean, rstd, n, h, dgamma, dbeta);
+  launch_dgamma_dbeta(dy, x, mean, rstd, n, h, dgamma, dbeta, st);  // first: dx may alias dy
+  const int w = row_width(Cfg::kVec, h, {{dy, sizeof(T)}, {x, sizeof(T)}, {gamma, sizeof(T)}, {dx, sizeof(T)}});
+  vec::dispatch_width<Cfg::kVec>(w, [&](auto width) {
+    layernorm_dx_kernel<decltype(width)::value>
+        <<<row_blocks(n), Cfg::kThreads, 0, st>>>(dy, x, gamma, mean, rstd, n, h, dx);
+  });
   PTDP_CUDA_CHECK_LAUNCH();
 }
 
