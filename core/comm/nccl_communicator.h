@@ -80,16 +80,6 @@ class NcclCommunicator final : public Communicator {
  private:
   friend class NcclP2pRequest;
   friend class NcclReduceRequest;
-  // The stream of the overlapped all-reduces and the compute-stream event it waits on.
-  struct ReduceStream {
-    cudaStream_t stream = nullptr;
-    cudaEvent_t ready = nullptr;
-    ReduceStream() = default;
-    ReduceStream(const ReduceStream&) = delete;
-    ReduceStream& operator=(const ReduceStream&) = delete;
-    ~ReduceStream();
-  };
-  ReduceStream reduce_;  // created at the first overlapped all-reduce
   // One direction of point-to-point: rank 0 of `comm` sends, rank 1 receives.
   struct Channel {
     ncclComm_t comm = nullptr;
@@ -126,6 +116,16 @@ class NcclCommunicator final : public Communicator {
   double* pinned_ = nullptr;       // pinned host copy of scalar_[0]
   cudaEvent_t host_wait_ = nullptr;  // recorded on the compute stream before a host wait
   bool broken_ = false;              // communicators aborted: the destructor must not finalize
+  // The stream of the overlapped all-reduces and the compute-stream event it waits on.
+  struct ReduceStream {
+    cudaStream_t stream = nullptr;
+    cudaEvent_t ready = nullptr;
+    ReduceStream() = default;
+    ReduceStream(const ReduceStream&) = delete;
+    ReduceStream& operator=(const ReduceStream&) = delete;
+    ~ReduceStream();
+  };
+  ReduceStream reduce_;  // created at the first overlapped all-reduce
 };
 
 }  // namespace ptdp

@@ -2,6 +2,7 @@
 #include "core/optim/grad_reduce.h"
 
 #include <stdexcept>
+#include <string>
 
 #include "core/comm/tensor_collectives.h"
 

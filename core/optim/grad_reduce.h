@@ -17,6 +17,15 @@ namespace ptdp {
 
 // Default bucket: 25 M elements (100 MB in fp32), Megatron's order of magnitude.
 constexpr std::int64_t kDefaultBucketElements = 25'000'000;
+// Fewest buckets a rank's gradients are cut into where they allow: one bucket
+// could start only after the whole backward, so there would be no overlap.
+constexpr std::int64_t kMinBuckets = 4;
+
+// The bucket size for `total` gradient elements: 25 M, or less to make kMinBuckets.
+inline std::int64_t bucket_elements_for(std::int64_t total) {
+  const std::int64_t quarter = total / kMinBuckets;
+  return quarter < 1 ? 1 : (quarter < kDefaultBucketElements ? quarter : kDefaultBucketElements);
+}
 
 // The data-parallel all-reduce of one iteration, bucket by bucket.
 class BucketedGradReduce {

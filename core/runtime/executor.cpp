@@ -20,12 +20,15 @@ Executor::Executor(const Config& cfg, Ops& ops, RankModel& model, AdamW& optimiz
 // Host synchronisations of one iteration (none per micro-batch: losses are
 // summed on the device, token ids are uploaded asynchronously from pinned
 // staging buffers, gradient buckets are all-reduced on their own stream):
-//  1. optimizer_step: the global gradient norm is read back once (one launch
-//     over every gradient) and all-reduced over the model-parallel group as a
-//     host value: the loss scaler's skip decision and the clip factor need it.
-//  2. the end of run(): the loss sum is read back and the stream drained, so
-//     the timing marks can be read and the iteration time is complete.
-// Pipeline receives wait only as the communicator needs (NCCL: device-side).
+//  1. optimizer_step: the gradient norm is read back once (one launch over
+//     every gradient) and, with t·p > 1, all-reduced as a host value over the
+//     model-parallel group: the loss scaler's skip decision and the clip factor
+//     are host decisions that need it.
+//  2. the end of run(): the loss sum is read back and the stream drained, so the
+//     timing marks can be read and the iteration's time is complete.
+// Outside: Trainer::step's barrier before run() (all ranks start the clock
+// together) and its host all-reduces of the time and loss after it. Pipeline
+// receives (receive()) wait as the communicator's requests do.
 IterationResult Executor::run(const Program& program, std::int64_t first_sample) {
   first_sample_ = first_sample;
   model_.zero_grads();
@@ -103,7 +106,8 @@ void Executor::plan_reduction(const Program& program) {
   last_backwards_ = last_backwards(program, model_.num_chunks());
   visit_ = backward_visit(model_, last_backwards_);
   reduce_ = std::make_unique<BucketedGradReduce>(
-      model_.grad_buffer(), *groups_.dp, schedule_buckets(bucket_params(model_), visit_, kDefaultBucketElements));
+      model_.grad_buffer(), *groups_.dp, schedule_buckets(bucket_params(model_), visit_,
+                                                              bucket_elements_for(model_.grad_buffer().numel())));
   reduce_->begin_iteration();
 }
 

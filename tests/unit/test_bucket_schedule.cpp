@@ -12,6 +12,7 @@
 #include "core/comm/single_rank.h"
 #include "core/kernels/cpu/cpu_ops.h"
 #include "core/optim/bucket_schedule.h"
+#include "core/optim/grad_reduce.h"
 #include "core/runtime/grad_overlap.h"
 #include "core/schedule/registry.h"
 
@@ -180,6 +181,67 @@ TEST(BucketSchedule, RankModelSitesWithTwoChunks) {
   expect_exact_cover(buckets, params);
   EXPECT_EQ(buckets.back().offset, 0);
   EXPECT_EQ(buckets.back().ready_after, static_cast<int>(visit.size()) - 1);
+}
+
+// A data-parallel group of two that only notes which elements each overlapped
+// all-reduce covers (offsets into `base`).
+class NotingGroup final : public Communicator {
+ public:
+  explicit NotingGroup(const float* base) : base_(base) {}
+  std::vector<std::pair<std::int64_t, std::int64_t>> launched;
+  int rank() const override { return 0; }
+  int size() const override { return 2; }
+  std::string backend() const override { return "noting"; }
+  std::unique_ptr<Request> all_reduce_overlapped(void* buf, std::int64_t count, DType, ReduceOp) override {
+    launched.emplace_back(static_cast<const float*>(buf) - base_, count);
+    return std::make_unique<CompletedRequest>();
+  }
+  void all_reduce(void*, std::int64_t, DType, ReduceOp) override { ADD_FAILURE() << "blocking all_reduce"; }
+  void all_gather(const void*, void*, std::int64_t, DType) override {}
+  void reduce_scatter(const void*, void*, std::int64_t, DType, ReduceOp) override {}
+  void broadcast(void*, std::int64_t, DType, int) override {}
+  double all_reduce_host(double v, ReduceOp) override { return v; }
+  std::unique_ptr<Request> isend(const void*, std::int64_t, DType, int, int) override { return nullptr; }
+  std::unique_ptr<Request> irecv(void*, std::int64_t, DType, int, int) override { return nullptr; }
+  void barrier() override {}
+  std::unique_ptr<Communicator> split(int, int) override { return nullptr; }
+  [[noreturn]] void abort(const std::string& why) override { throw std::runtime_error(why); }
+
+ private:
+  const float* base_;
+};
+
+// Buckets go out as their last site is visited, the rest at finish(), each once.
+TEST(BucketedGradReduce, LaunchesEachBucketOnceWhenReady) {
+  CpuAllocator alloc;
+  CpuOps ops(alloc);
+  const auto params = single_stage(4);
+  const auto visit = single_stage_visit(4);
+  const auto buckets = schedule_buckets(params, visit, 300);
+  std::int64_t total = 0;
+  for (const auto& p : params) total += p.numel;
+  Tensor grads = ops.zeros({total}, DType::f32);
+  NotingGroup dp(grads.data<float>());
+  BucketedGradReduce reduce(grads, dp, buckets);
+  for (int iteration = 0; iteration < 2; ++iteration) {
+    dp.launched.clear();
+    reduce.begin_iteration();
+    std::size_t expected = 0;
+    for (int k = 0; k + 1 < static_cast<int>(visit.size()); ++k) {  // all but the embedding
+      reduce.visited(k);
+      while (expected < buckets.size() && buckets[expected].ready_after <= k) ++expected;
+      ASSERT_EQ(dp.launched.size(), expected) << "after visit " << k;
+    }
+    EXPECT_LT(dp.launched.size(), buckets.size()) << "the word embedding's bucket waits for the embedding";
+    EXPECT_EQ(reduce.finish(), static_cast<int>(buckets.size()));
+    std::int64_t covered = 0;
+    for (std::size_t i = 0; i < buckets.size(); ++i) {
+      EXPECT_EQ(dp.launched[i].first, buckets[i].offset);
+      covered += dp.launched[i].second;
+    }
+    EXPECT_EQ(covered, total);
+  }
+  EXPECT_THROW(BucketedGradReduce(grads, dp, {{0, total - 1, 0}}), std::invalid_argument);
 }
 
 }  // namespace
