@@ -23,6 +23,13 @@ class Request {
   virtual bool test() = 0;
 };
 
+// A request that completed when it was made (blocking backends' overlapped calls).
+class CompletedRequest final : public Request {
+ public:
+  void wait() override {}
+  bool test() override { return true; }
+};
+
 struct CommStats {
   std::int64_t bytes = 0;  // payload bytes this rank contributed to operations
   std::int64_t calls = 0;  // operations issued
@@ -50,6 +57,17 @@ class Communicator {
   virtual std::unique_ptr<Request> irecv(void* buf, std::int64_t count, DType type, int peer,
                                          int tag) = 0;
   virtual void barrier() = 0;
+
+  // An in-place all-reduce that may run while the caller queues more work (NCCL:
+  // on a stream of its own, ordered after the device work queued so far). The
+  // buffer must not be touched until the request's wait(), after which the device
+  // work queued next sees the result (NCCL orders the compute stream after it; the
+  // host does not block). Every rank issues them in the same order. Default: the
+  // blocking all_reduce and a completed request.
+  virtual std::unique_ptr<Request> all_reduce_overlapped(void* buf, std::int64_t count, DType type, ReduceOp op) {
+    all_reduce(buf, count, type, op);
+    return std::make_unique<CompletedRequest>();
+  }
 
   // Collective over the group: every rank names the ranks it will isend to or
   // irecv from (the pipeline group: its neighbours). Backends whose point-to-point

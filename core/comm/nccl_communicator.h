@@ -72,8 +72,14 @@ class NcclCommunicator final : public Communicator {
   std::unique_ptr<Communicator> split(int color, int key) override;
   [[noreturn]] void abort(const std::string& why) override;
 
+  // --- overlapped all-reduce (nccl_overlap_nccl.cpp) ---------------------------
+  // On this group's reduce stream, after an event of the compute stream; the
+  // request's wait() makes the compute stream wait for it (the host does not).
+  std::unique_ptr<Request> all_reduce_overlapped(void* buf, std::int64_t count, DType type, ReduceOp op) override;
+
  private:
   friend class NcclP2pRequest;
+  friend class NcclReduceRequest;
   // One direction of point-to-point: rank 0 of `comm` sends, rank 1 receives.
   struct Channel {
     ncclComm_t comm = nullptr;
@@ -110,6 +116,16 @@ class NcclCommunicator final : public Communicator {
   double* pinned_ = nullptr;       // pinned host copy of scalar_[0]
   cudaEvent_t host_wait_ = nullptr;  // recorded on the compute stream before a host wait
   bool broken_ = false;              // communicators aborted: the destructor must not finalize
+  // The stream of the overlapped all-reduces and the compute-stream event it waits on.
+  struct ReduceStream {
+    cudaStream_t stream = nullptr;
+    cudaEvent_t ready = nullptr;
+    ReduceStream() = default;
+    ReduceStream(const ReduceStream&) = delete;
+    ReduceStream& operator=(const ReduceStream&) = delete;
+    ~ReduceStream();
+  };
+  ReduceStream reduce_;  // created at the first overlapped all-reduce
 };
 
 }  // namespace ptdp

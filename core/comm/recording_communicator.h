@@ -71,6 +71,11 @@ class RecordingCommunicator final : public Communicator {
     timed(CommOp::broadcast, [&] { inner_->broadcast(buf, count, type, root); });
   }
   double all_reduce_host(double value, ReduceOp op) override { return inner_->all_reduce_host(value, op); }
+  std::unique_ptr<Request> all_reduce_overlapped(void* buf, std::int64_t count, DType type, ReduceOp op) override {
+    std::unique_ptr<Request> r;
+    timed(CommOp::all_reduce, [&] { r = inner_->all_reduce_overlapped(buf, count, type, op); });
+    return r;
+  }
   std::unique_ptr<Request> isend(const void* buf, std::int64_t count, DType type, int peer, int tag) override {
     return inner_->isend(buf, count, type, peer, tag);
   }

@@ -1,6 +1,8 @@
 // Backend-independent parts of Ops: default compositions a backend may fuse.
 #include "core/kernels/ops.h"
 
+#include <stdexcept>
+
 namespace ptdp {
 
 Tensor Ops::zeros(Shape shape, DType type) {
@@ -42,6 +44,35 @@ void Ops::record_mark(int k) { marks_.at(static_cast<std::size_t>(k)) = std::chr
 
 double Ops::mark_seconds(int k) {
   return std::chrono::duration<double>(marks_.at(static_cast<std::size_t>(k)) - marks_.at(0)).count();
+}
+
+double Ops::sum_squares_multi(const std::vector<const Tensor*>& xs) {
+  double sum = 0;
+  for (const Tensor* x : xs) sum += sum_squares(*x);
+  return sum;
+}
+
+namespace {
+void expect_host_scalar(const Ops& ops, const Tensor& acc, const char* op) {
+  if (ops.device() != Device::cpu)
+    throw std::logic_error(std::string(op) + ": the " + ops.name() + " backend does not implement it");
+  if (acc.dtype() != DType::f64 || acc.numel() != 1)
+    throw std::logic_error(std::string(op) + ": expects a 1-element f64 tensor");
+}
+}  // namespace
+
+void Ops::accumulate_sum(const Tensor& x, Tensor& acc) {
+  expect_host_scalar(*this, acc, "accumulate_sum");
+  if (x.dtype() != DType::f32) throw std::logic_error("accumulate_sum: expects fp32 values");
+  const float* v = x.data<float>();
+  double sum = *acc.data<double>();
+  for (std::int64_t i = 0; i < x.numel(); ++i) sum += v[i];
+  *acc.data<double>() = sum;
+}
+
+double Ops::read_f64(const Tensor& scalar) {
+  expect_host_scalar(*this, scalar, "read_f64");
+  return *scalar.data<double>();
 }
 
 void Ops::adamw_multi(AdamWGroup& g, const AdamWParams& hp) {

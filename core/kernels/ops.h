@@ -39,6 +39,9 @@ class Ops {
   virtual void copy(const Tensor& src, Tensor& dst) = 0;            // same dtype and size
   virtual void upload_f32(const float* host, Tensor& dst) = 0;      // converts to dst's dtype
   virtual void download_f32(const Tensor& src, float* host) = 0;    // converts from src's dtype
+  // May return before the copy is done (CUDA stages the values in pinned memory
+  // and copies on a copy stream that the compute stream waits for): the host
+  // array may be reused at once, and ops queued after it see dst's new values.
   virtual void upload_i32(const std::int32_t* host, Tensor& dst) = 0;
   virtual void cast(const Tensor& src, Tensor& dst) = 0;            // between float dtypes
   virtual void synchronize() {}                                     // wait for queued work
@@ -98,6 +101,14 @@ class Ops {
   virtual void bias_residual_add(const Tensor& y, const Tensor& bias, const Tensor& residual, Tensor& out);
   virtual void scale(Tensor& x, double alpha) = 0;
   virtual double sum_squares(const Tensor& x) = 0;                     // Σ x², in double
+  // Σ x² over every (fp32) tensor of xs, in double, with one wait for the device
+  // (a backend may do it in one launch, deterministically). Default: sum_squares each.
+  virtual double sum_squares_multi(const std::vector<const Tensor*>& xs);
+  // acc (1 element, f64) += Σ x (fp32) without waiting for the device (loss sums).
+  // Default: host memory only (the CPU backend), adding x in order.
+  virtual void accumulate_sum(const Tensor& x, Tensor& acc);
+  // The value of a 1-element f64 tensor; waits for the work queued before it.
+  virtual double read_f64(const Tensor& scalar);
 
   // --- causal self-attention core, qkv (b, s, a, 3, d) -> out (b, s, a, d) ------------
   // Returns what the backward needs beyond qkv (probabilities on the CPU,

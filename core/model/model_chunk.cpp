@@ -1,6 +1,8 @@
 // Model chunks: per-micro-batch forward/backward with activation recompute.
 #include "core/model/model_chunk.h"
 
+#include <algorithm>
+
 namespace ptdp {
 
 ModelChunk::ModelChunk(ModelContext& ctx, const ChunkLayout& layout, Param* tied_word)
@@ -41,17 +43,39 @@ Tensor ModelChunk::forward(const MicroBatch& mb, const Tensor& input, ChunkActs&
   return x;
 }
 
-Tensor ModelChunk::backward(const MicroBatch& mb, const Tensor& dout, ChunkActs& acts, double grad_scale) {
-  Tensor dx = head_ ? head_->backward(mb.targets, acts.head, grad_scale) : dout;
+std::vector<ChunkPart> ModelChunk::backward_parts() const {
+  std::vector<ChunkPart> parts;
+  if (head_) {
+    ParamList list = head_->params();
+    if (std::find(list.begin(), list.end(), &head_->word()) == list.end()) list.push_back(&head_->word());
+    parts.push_back({ChunkPart::kHead, list});
+  }
+  for (std::size_t i = layers_.size(); i-- > 0;) parts.push_back({static_cast<int>(i), layers_[i]->params()});
+  if (embedding_) parts.push_back({ChunkPart::kEmbedding, embedding_->params()});
+  return parts;
+}
+
+Tensor ModelChunk::backward(const MicroBatch& mb, const Tensor& dout, ChunkActs& acts, double grad_scale,
+                            const PartDone& part_done) {
+  const auto done = [&](int part) {
+    if (part_done) part_done(part);
+  };
+  Tensor dx = dout;
+  if (head_) {
+    dx = head_->backward(mb.targets, acts.head, grad_scale);
+    done(ChunkPart::kHead);
+  }
   acts.head = HeadActs{};
   for (std::size_t i = layers_.size(); i-- > 0;) {
     LayerActs& a = acts.layers[i];
     if (ctx_.plan.recompute == Recompute::full) layers_[i]->forward(a.x, a, true);  // recompute
     dx = layers_[i]->backward(dx, a);
     a = LayerActs{};  // free this layer's activations as soon as its backward is done
+    done(static_cast<int>(i));
   }
   if (embedding_) {
     embedding_->backward(mb.tokens, dx);
+    done(ChunkPart::kEmbedding);
     return Tensor{};
   }
   return dx;

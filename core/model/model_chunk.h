@@ -4,6 +4,7 @@
 // recompute decides what a chunk keeps between the two.
 // Letters: b micro-batch, s sequence, h hidden.
 #pragma once
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -27,6 +28,18 @@ struct ChunkActs {
   Tensor input;  // (b, s, h) received activation (chunks after the first stage)
 };
 
+// A part of a chunk whose gradients its backward completes at once: a layer
+// (its local index, 0 first), the head or the embedding.
+struct ChunkPart {
+  static constexpr int kHead = -1;
+  static constexpr int kEmbedding = -2;
+  int part = 0;
+  ParamList params;  // every parameter whose gradient this part adds to
+};
+
+// Called by backward after each part's gradients are complete, with its part number.
+using PartDone = std::function<void(int part)>;
+
 class ModelChunk {
  public:
   // `tied_word` is this rank's input word embedding when the head shares it.
@@ -39,7 +52,12 @@ class ModelChunk {
   // Backward of one micro-batch: dout (b, s, h) is the gradient of the output
   // (ignored on the last stage, which starts from the loss scaled by
   // grad_scale). Returns the gradient of the input (undefined on the first stage).
-  Tensor backward(const MicroBatch& mb, const Tensor& dout, ChunkActs& acts, double grad_scale);
+  // `part_done` (may be empty) runs after each part, in backward_parts() order.
+  Tensor backward(const MicroBatch& mb, const Tensor& dout, ChunkActs& acts, double grad_scale,
+                  const PartDone& part_done = {});
+
+  // The parts in the order backward completes them: head, layers last to first, embedding.
+  std::vector<ChunkPart> backward_parts() const;
 
   const ChunkLayout& layout() const { return layout_; }
   ParamList params() const;

@@ -2,14 +2,18 @@
 #include "core/optim/grad_clip.h"
 
 #include <cmath>
+#include <vector>
 
 namespace ptdp {
 
+// One read-back for the rank's gradients, one host all-reduce over the group
+// (skipped on a group of one, where it would only add a device round trip).
 double global_grad_norm(Ops& ops, const ParamList& params, Communicator& model_parallel) {
-  double local = 0;
+  std::vector<const Tensor*> counted;
   for (const Param* p : params)
-    if (p->count_in_norm) local += ops.sum_squares(p->grad);
-  return std::sqrt(model_parallel.all_reduce_host(local, ReduceOp::sum));
+    if (p->count_in_norm) counted.push_back(&p->grad);
+  const double local = ops.sum_squares_multi(counted);
+  return std::sqrt(model_parallel.size() > 1 ? model_parallel.all_reduce_host(local, ReduceOp::sum) : local);
 }
 
 double clip_factor(double norm, double max_norm) {

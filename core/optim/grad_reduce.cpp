@@ -1,21 +1,47 @@
-// Bucketed data-parallel all-reduce and the tied-embedding all-reduce.
+// The bucketed data-parallel all-reduce and the tied-embedding all-reduce.
 #include "core/optim/grad_reduce.h"
 
-#include <algorithm>
+#include <stdexcept>
+#include <string>
 
 #include "core/comm/tensor_collectives.h"
 
 namespace ptdp {
 
-int reduce_data_parallel(Tensor& grads, Communicator& dp, std::int64_t bucket_elements) {
-  if (dp.size() == 1) return 0;
-  int buckets = 0;
-  for (std::int64_t start = 0; start < grads.numel(); start += bucket_elements) {
-    Tensor bucket = grads.rows(start, std::min(bucket_elements, grads.numel() - start));
-    all_reduce(dp, bucket);
-    ++buckets;
+BucketedGradReduce::BucketedGradReduce(Tensor grads, Communicator& dp, std::vector<GradBucket> buckets)
+    : grads_(std::move(grads)), dp_(dp), buckets_(std::move(buckets)) {
+  std::int64_t covered = 0;
+  for (const GradBucket& b : buckets_) {
+    if (b.offset < 0 || b.count < 0 || b.offset + b.count > grads_.numel())
+      throw std::invalid_argument("BucketedGradReduce: a bucket lies outside the gradient buffer");
+    covered += b.count;
   }
-  return buckets;
+  if (covered != grads_.numel())
+    throw std::invalid_argument("BucketedGradReduce: buckets cover " + std::to_string(covered) + " of " +
+                                std::to_string(grads_.numel()) + " gradient elements");
+}
+
+void BucketedGradReduce::begin_iteration() {
+  if (!pending_.empty()) throw std::logic_error("BucketedGradReduce: the previous iteration was not finished");
+  next_ = 0;
+}
+
+void BucketedGradReduce::launch(const GradBucket& b) {
+  if (dp_.size() == 1 || b.count == 0) return;
+  Tensor bucket = grads_.rows(b.offset, b.count);
+  pending_.push_back(dp_.all_reduce_overlapped(bucket.raw(), bucket.numel(), bucket.dtype(), ReduceOp::sum));
+}
+
+void BucketedGradReduce::visited(int visit_index) {
+  for (; next_ < buckets_.size() && buckets_[next_].ready_after <= visit_index; ++next_) launch(buckets_[next_]);
+}
+
+int BucketedGradReduce::finish() {
+  for (; next_ < buckets_.size(); ++next_) launch(buckets_[next_]);
+  const int issued = static_cast<int>(pending_.size());
+  for (auto& r : pending_) r->wait();
+  pending_.clear();
+  return issued;
 }
 
 void reduce_tied_embedding(Param* word, Communicator& embedding_group) {

@@ -2,6 +2,7 @@
 // scatter/gather, micro-batch data, and the end-of-iteration steps.
 #include "core/runtime/executor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 
@@ -16,9 +17,24 @@ Executor::Executor(const Config& cfg, Ops& ops, RankModel& model, AdamW& optimiz
     : cfg_(cfg), ops_(ops), model_(model), optimizer_(optimizer), groups_(groups), data_(data),
       scaler_(cfg.plan.precision == Precision::fp16) {}
 
+// Host synchronisations of one iteration (none per micro-batch: losses are
+// summed on the device, token ids are uploaded asynchronously from pinned
+// staging buffers, gradient buckets are all-reduced on their own stream):
+//  1. optimizer_step: the gradient norm is read back once (one launch over
+//     every gradient) and, with t·p > 1, all-reduced as a host value over the
+//     model-parallel group: the loss scaler's skip decision and the clip factor
+//     are host decisions that need it.
+//  2. the end of run(): the loss sum is read back and the stream drained, so the
+//     timing marks can be read and the iteration's time is complete.
+// Outside: Trainer::step's barrier before run() (all ranks start the clock
+// together) and its host all-reduces of the time and loss after it. Pipeline
+// receives (receive()) wait as the communicator's requests do.
 IterationResult Executor::run(const Program& program, std::int64_t first_sample) {
   first_sample_ = first_sample;
   model_.zero_grads();
+  plan_reduction(program);
+  if (!loss_sum_.defined()) loss_sum_ = ops_.empty({1}, DType::f64);
+  ops_.zero(loss_sum_);
   IterationResult result;
   result.loss_scale = scaler_.scale();
   // Marks count from mark 0, taken now, like the recorded collective waits.
@@ -38,6 +54,7 @@ IterationResult Executor::run(const Program& program, std::int64_t first_sample)
   }
   groups_.recorder->stop();
   drain_sends(true);
+  if (result.loss_tokens > 0) result.loss_sum = ops_.read_f64(loss_sum_);
   ops_.synchronize();
   for (std::size_t i = 0; i < program.size(); ++i)
     result.timeline.push_back({groups_.world_rank, program[i], ops_.mark_seconds(static_cast<int>(2 * i + 1)),
@@ -64,7 +81,7 @@ void Executor::execute(const Instr& in, IterationResult& result) {
       slots_.erase({in.mb, in.chunk});
       break;
     case Op::reduce_tied: reduce_tied_embedding(model_.tied_word(), *groups_.embedding); break;
-    case Op::reduce_grads: reduce_data_parallel(model_.grad_buffer(), *groups_.dp); break;
+    case Op::reduce_grads: reduce_->finish(); break;  // the buckets not launched during the backward
     case Op::optimizer_step: optimizer_step(result); break;
   }
 }
@@ -79,10 +96,28 @@ void Executor::forward(const Instr& in, IterationResult& result) {
     s.output = out;
     return;
   }
-  std::vector<float> losses(static_cast<std::size_t>(out.numel()));
-  ops_.download_f32(out, losses.data());
-  for (float l : losses) result.loss_sum += l;
+  ops_.accumulate_sum(out, loss_sum_);  // read back once, at the end of run()
   result.loss_tokens += out.numel();
+}
+
+// The bucket plan of this program (cheap: a few hundred parameters); the
+// previous iteration's reduction finished at its reduce_grads.
+void Executor::plan_reduction(const Program& program) {
+  last_backwards_ = last_backwards(program, model_.num_chunks());
+  visit_ = backward_visit(model_, last_backwards_);
+  reduce_ = std::make_unique<BucketedGradReduce>(
+      model_.grad_buffer(), *groups_.dp, schedule_buckets(bucket_params(model_), visit_,
+                                                              bucket_elements_for(model_.grad_buffer().numel())));
+  reduce_->begin_iteration();
+}
+
+// On the last backward of a chunk, each completed part may make buckets ready.
+PartDone Executor::part_done(const Instr& in) {
+  if (in.mb != last_backwards_.mb[static_cast<std::size_t>(in.chunk)]) return {};
+  return [this, chunk = in.chunk](int part) {
+    const auto it = std::find(visit_.begin(), visit_.end(), BackwardSite{chunk, part});
+    reduce_->visited(static_cast<int>(it - visit_.begin()));
+  };
 }
 
 void Executor::backward(const Instr& in) {
@@ -96,7 +131,7 @@ void Executor::backward(const Instr& in) {
   // all-reduce then sums.
   const double grad_scale =
       scaler_.scale() / (static_cast<double>(p.micro_batch) * cfg_.model.seq_len * p.micro_batches() * p.dp);
-  s.dinput = chunk.backward(needs_data ? micro_batch(in.mb) : kNone, s.dout, s.acts, grad_scale);
+  s.dinput = chunk.backward(needs_data ? micro_batch(in.mb) : kNone, s.dout, s.acts, grad_scale, part_done(in));
   s.acts = ChunkActs{};
   s.input = s.dout = Tensor{};
   if (!s.dinput.defined()) slots_.erase({in.mb, in.chunk});

@@ -15,7 +15,9 @@
 #include "core/metrics/timeline.h"
 #include "core/model/rank_model.h"
 #include "core/optim/adamw.h"
+#include "core/optim/grad_reduce.h"
 #include "core/optim/loss_scaler.h"
+#include "core/runtime/grad_overlap.h"
 #include "core/schedule/instruction.h"
 
 namespace ptdp {
@@ -55,6 +57,8 @@ class Executor {
   void send(const Instr& in, const Tensor& x, int tag);
   void drain_sends(bool wait_all);
   void optimizer_step(IterationResult& result);
+  void plan_reduction(const Program& program);
+  PartDone part_done(const Instr& in);
   const MicroBatch& micro_batch(int mb);
   Slot& slot(int mb, int chunk) { return slots_[{mb, chunk}]; }
   int tag(bool gradient, int virtual_stage, int mb) const;
@@ -70,6 +74,10 @@ class Executor {
   std::map<int, MicroBatch> batches_;
   std::vector<PendingSend> sends_;
   LossScaler scaler_;
+  Tensor loss_sum_;                             // (1) f64: Σ per-token losses of this iteration, on the device
+  LastBackwards last_backwards_;                // when each chunk's gradients become final
+  std::vector<BackwardSite> visit_;             // the sites those last backwards complete, in order
+  std::unique_ptr<BucketedGradReduce> reduce_;  // the data-parallel all-reduce, bucket by bucket
 };
 
 }  // namespace ptdp

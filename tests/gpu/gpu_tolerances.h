@@ -32,4 +32,12 @@ template <class T> Tolerance reduction(double k) {
 // length-k sum): fp32 accumulation error ~1e-6·sqrt(k) on top of exact inputs.
 inline Tolerance fp32_reduction(double k) { return {1e-5 * (1 + std::sqrt(k)), 1e-5 * (1 + std::sqrt(k))}; }
 
+// A sum of non-negative fp32 terms (sums of squares) by a thread's sequential
+// sum of `per_thread` terms, then a tree of `levels` levels: each addition
+// rounds once, so |error| ≤ (per_thread + levels + 1)·u32·sum (the +1: x² rounded).
+inline Tolerance fp32_nonnegative_sum(double per_thread, double levels) {
+  const double r = (per_thread + levels + 1) * unit_roundoff<float>();
+  return {1e-30, r};
+}
+
 }  // namespace ptdp::gputest

@@ -20,6 +20,9 @@ namespace ptdp {
 namespace cuda {
 class Gemm;
 class AdamWTableOwner;
+class SumSquaresTableOwner;
+class TokenUploader;
+class PinnedScalar;
 }  // namespace cuda
 
 struct CudaOpsOptions {
@@ -79,6 +82,9 @@ class CudaOps final : public Ops {
   void add(const Tensor& a, const Tensor& b, Tensor& out) override;
   void scale(Tensor& x, double alpha) override;
   double sum_squares(const Tensor& x) override;
+  double sum_squares_multi(const std::vector<const Tensor*>& xs) override;
+  void accumulate_sum(const Tensor& x, Tensor& acc) override;
+  double read_f64(const Tensor& scalar) override;
   Tensor attention_forward(const Tensor& qkv, int heads, Tensor& out) override;
   void attention_backward(const Tensor& dout, const Tensor& qkv, const Tensor& out, const Tensor& saved, int heads,
                           Tensor& dqkv) override;
@@ -110,6 +116,11 @@ class CudaOps final : public Ops {
   double* device_scalar_ = nullptr;               // sum_squares result
   std::unique_ptr<cuda::AdamWTableOwner> adamw_;  // tables of the last optimizer group
   std::vector<void*> adamw_key_;                  // its tensors, to reuse the tables
+  std::unique_ptr<cuda::SumSquaresTableOwner> norm_;  // tables of the last sum_squares_multi
+  std::vector<const void*> norm_key_;                 // its tensors and sizes, to reuse the tables
+  std::unique_ptr<cuda::PinnedScalar> pinned_;        // read-back target (created at first use)
+  std::unique_ptr<cuda::TokenUploader> uploader_;     // upload_i32's staging (created at first use)
+  double read_back(const double* device, const char* what);
 };
 
 // "NVIDIA H100 80GB HBM3", driver, runtime, cuBLASLt versions and device count.

@@ -4,6 +4,7 @@
 #include <cuda_fp16.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <sched.h>
 #include <stdexcept>
@@ -13,7 +14,9 @@
 #include "core/kernels/cuda/cuda_check.h"
 #include "core/kernels/cuda/cuda_ops.h"
 #include "core/kernels/cuda/gemm.h"
+#include "core/kernels/cuda/grad_norm.h"
 #include "core/kernels/cuda/kernels.h"
+#include "core/kernels/cuda/token_upload.h"
 
 namespace ptdp {
 
@@ -108,9 +111,11 @@ void CudaOps::download_f32(const Tensor& src, float* host) {
   wait_for_stream("download");
 }
 
+// Staged in pinned memory and copied on the uploader's stream: no stream drain.
 void CudaOps::upload_i32(const std::int32_t* host, Tensor& dst) {
-  PTDP_CUDA_CHECK(cudaMemcpyAsync(dst.raw(), host, dst.bytes(), cudaMemcpyHostToDevice, stream_));
-  wait_for_stream("upload");  // the host array may go away after the call
+  expect(dst.dtype() == DType::i32, "upload_i32", "expects an i32 tensor");
+  if (!uploader_) uploader_ = std::make_unique<cuda::TokenUploader>(stream_, options_.timeout_s);
+  uploader_->upload(host, dst.data<std::int32_t>(), dst.numel());
 }
 
 void CudaOps::cast(const Tensor& src, Tensor& dst) {
@@ -239,6 +244,42 @@ double CudaOps::sum_squares(const Tensor& x) {
   PTDP_CUDA_CHECK(cudaMemcpyAsync(&host, device_scalar_, sizeof host, cudaMemcpyDeviceToHost, stream_));
   wait_for_stream("sum of squares");
   return host;
+}
+
+// One device value copied to pinned memory, one wait.
+double CudaOps::read_back(const double* device, const char* what) {
+  if (!pinned_) pinned_ = std::make_unique<cuda::PinnedScalar>();
+  PTDP_CUDA_CHECK(cudaMemcpyAsync(pinned_->get(), device, sizeof(double), cudaMemcpyDeviceToHost, stream_));
+  wait_for_stream(what);
+  return *pinned_->get();
+}
+
+// One launch over every tensor; the device tables are rebuilt only when the list changes.
+double CudaOps::sum_squares_multi(const std::vector<const Tensor*>& xs) {
+  std::vector<const void*> key;
+  std::vector<std::pair<const float*, std::int64_t>> segments;
+  for (const Tensor* x : xs) {
+    expect(x->dtype() == DType::f32, "sum_squares_multi", "expects fp32 (gradients)");
+    segments.emplace_back(f32(*x), x->numel());
+    key.insert(key.end(), {x->raw(), reinterpret_cast<const void*>(static_cast<std::intptr_t>(x->numel()))});
+  }
+  if (!norm_ || key != norm_key_) {
+    norm_ = std::make_unique<cuda::SumSquaresTableOwner>(segments, stream_);
+    norm_key_ = key;
+  }
+  cuda::sum_squares_multi(norm_->table(), device_scalar_, stream_);
+  return read_back(device_scalar_, "gradient norm");
+}
+
+void CudaOps::accumulate_sum(const Tensor& x, Tensor& acc) {
+  expect(x.dtype() == DType::f32, "accumulate_sum", "expects fp32 values");
+  expect(acc.dtype() == DType::f64 && acc.numel() == 1, "accumulate_sum", "expects a 1-element f64 accumulator");
+  cuda::accumulate_sum(f32(x), x.numel(), acc.data<double>(), stream_);
+}
+
+double CudaOps::read_f64(const Tensor& scalar) {
+  expect(scalar.dtype() == DType::f64 && scalar.numel() == 1, "read_f64", "expects a 1-element f64 tensor");
+  return read_back(scalar.data<double>(), "read-back");
 }
 
 void CudaOps::ce_row_max(const Tensor& logits, Tensor& row_max) {

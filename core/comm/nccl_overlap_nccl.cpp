@@ -1,0 +1,70 @@
+// NcclCommunicator's overlapped all-reduce: the data-parallel gradient buckets
+// run on a stream of their own while the backward goes on on the compute stream.
+#include <stdexcept>
+#include <string>
+
+#include "core/comm/nccl_communicator.h"
+
+namespace ptdp {
+
+// An all-reduce on the reduce stream: an event recorded after it. wait() orders
+// the compute stream after the event without blocking the host; a request
+// destroyed unwaited does the same, so the buffer is never used too early.
+class NcclReduceRequest final : public Request {
+ public:
+  NcclReduceRequest(NcclCommunicator& owner, cudaStream_t reduce_stream) : owner_(owner) {
+    PTDP_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
+    PTDP_CUDA_CHECK(cudaEventRecord(done_, reduce_stream));
+  }
+  ~NcclReduceRequest() override {
+    if (!waited_) cudaStreamWaitEvent(owner_.compute_, done_, 0);
+    cudaEventDestroy(done_);
+  }
+  NcclReduceRequest(const NcclReduceRequest&) = delete;
+  NcclReduceRequest& operator=(const NcclReduceRequest&) = delete;
+  void wait() override {
+    if (waited_) return;
+    PTDP_CUDA_CHECK(cudaStreamWaitEvent(owner_.compute_, done_, 0));
+    waited_ = true;
+  }
+  bool test() override {
+    const cudaError_t e = cudaEventQuery(done_);
+    if (e == cudaSuccess) return true;
+    if (e != cudaErrorNotReady) PTDP_CUDA_CHECK(e);
+    (void)cudaGetLastError();  // "not ready" is no error: keep it from the next launch check
+    owner_.check_async({owner_.comm_}, "overlapped all-reduce");
+    return false;
+  }
+
+ private:
+  NcclCommunicator& owner_;
+  cudaEvent_t done_ = nullptr;
+  bool waited_ = false;
+};
+
+NcclCommunicator::ReduceStream::~ReduceStream() {
+  if (ready != nullptr) cudaEventDestroy(ready);
+  if (stream != nullptr) cudaStreamDestroy(stream);  // released once its queued work is done
+}
+
+std::unique_ptr<Request> NcclCommunicator::all_reduce_overlapped(void* buf, std::int64_t count, DType type,
+                                                                 ReduceOp op) {
+  if (count < 0) throw std::invalid_argument("NCCL communicator: negative count " + std::to_string(count));
+  if (reduce_.stream == nullptr) {
+    PTDP_CUDA_CHECK(cudaSetDevice(device_));
+    PTDP_CUDA_CHECK(cudaStreamCreateWithFlags(&reduce_.stream, cudaStreamNonBlocking));
+    PTDP_CUDA_CHECK(cudaEventCreateWithFlags(&reduce_.ready, cudaEventDisableTiming));
+  }
+  PTDP_CUDA_CHECK(cudaEventRecord(reduce_.ready, compute_));  // the kernels that wrote `buf`
+  PTDP_CUDA_CHECK(cudaStreamWaitEvent(reduce_.stream, reduce_.ready, 0));
+  if (type != DType::f32 && type != DType::f64) {  // gradients are fp32: others take the ordered path
+    all_reduce(buf, count, type, op);
+    return std::make_unique<CompletedRequest>();
+  }
+  PTDP_NCCL_CHECK(ncclAllReduce(buf, buf, static_cast<std::size_t>(count), type == DType::f32 ? ncclFloat32 : ncclFloat64,
+                                op == ReduceOp::sum ? ncclSum : ncclMax, comm_, reduce_.stream));
+  this->count(count * static_cast<std::int64_t>(dtype_size(type)));
+  return std::make_unique<NcclReduceRequest>(*this, reduce_.stream);
+}
+
+}  // namespace ptdp
