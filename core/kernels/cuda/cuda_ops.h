@@ -49,6 +49,7 @@ class CudaOps final : public Ops {
   void download_f32(const Tensor& src, float* host) override;
   void upload_i32(const std::int32_t* host, Tensor& dst) override;
   void cast(const Tensor& src, Tensor& dst) override;
+  void init_param(Tensor& value, const ParamInit& how) override;  // on the device (init.cu)
   void synchronize() override;
   bool synchronous() const override { return false; }
   void reset_marks(int count) override;

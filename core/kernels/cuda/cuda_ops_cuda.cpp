@@ -13,6 +13,7 @@
 #include "core/kernels/cuda/cuda_check.h"
 #include "core/kernels/cuda/cuda_ops.h"
 #include "core/kernels/cuda/gemm.h"
+#include "core/kernels/cuda/init.h"
 #include "core/kernels/cuda/kernels.h"
 
 namespace ptdp {
@@ -121,6 +122,12 @@ void CudaOps::cast(const Tensor& src, Tensor& dst) {
     if (src.dtype() == DType::f32) cuda::cast_from_float(f32(src), src.numel(), typed<T>(dst), stream_);
     else cuda::cast_to_float(typed<T>(src), src.numel(), f32(dst), stream_);
   });
+}
+
+void CudaOps::init_param(Tensor& value, const ParamInit& how) {
+  if (value.dtype() == DType::f32) return cuda::init_param(how, value.numel(), f32(value), stream_);
+  expect(value.dtype() == options_.compute, "init_param", "value is neither fp32 nor the compute type");
+  with_type([&](auto tag) { cuda::init_param(how, value.numel(), typed<decltype(tag)>(value), stream_); });
 }
 
 void CudaOps::reset_marks(int count) {
