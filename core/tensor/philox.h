@@ -27,7 +27,7 @@ inline constexpr std::uint32_t kWeyl0 = 0x9E3779B9u, kWeyl1 = 0xBB67AE85u;
 
 // One round: two 32×32→64 products, their high halves mixed with the key and
 // the other counter words, the words permuted.
-PTDP_HOST_DEVICE inline Counter round(Counter c, Key k) {
+PTDP_HOST_DEVICE inline Counter one_round(Counter c, Key k) {
   const std::uint64_t p0 = static_cast<std::uint64_t>(kMul0) * c.w[0];
   const std::uint64_t p1 = static_cast<std::uint64_t>(kMul1) * c.w[2];
   const auto hi0 = static_cast<std::uint32_t>(p0 >> 32), lo0 = static_cast<std::uint32_t>(p0);
@@ -39,7 +39,7 @@ PTDP_HOST_DEVICE inline Counter round(Counter c, Key k) {
 PTDP_HOST_DEVICE inline Counter philox4x32_10(Counter c, Key k) {
   for (int r = 0; r < 10; ++r) {
     if (r > 0) k = Key{{k.w[0] + kWeyl0, k.w[1] + kWeyl1}};
-    c = round(c, k);
+    c = one_round(c, k);
   }
   return c;
 }

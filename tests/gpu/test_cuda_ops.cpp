@@ -21,7 +21,7 @@ namespace {
 using gputest::expect_close;
 
 struct Gpu {
-  CudaCachingAllocator alloc{0};
+  CudaPoolAllocator alloc{0};
   CudaOps ops;
   explicit Gpu(DType t = DType::bf16, bool fused = true, Attention att = Attention::flash)
       : ops(alloc, {t, fused, att, 60}) {}

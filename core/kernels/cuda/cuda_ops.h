@@ -35,7 +35,8 @@ CudaOpsOptions cuda_ops_options(const Plan& plan, double timeout_s);
 
 class CudaOps final : public Ops {
  public:
-  CudaOps(CudaCachingAllocator& alloc, const CudaOpsOptions& options);
+  // Orders `alloc`'s allocations and frees on this backend's stream while it lives.
+  CudaOps(CudaPoolAllocator& alloc, const CudaOpsOptions& options);
   ~CudaOps() override;
 
   Device device() const override { return Device::cuda; }

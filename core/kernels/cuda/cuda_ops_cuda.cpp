@@ -40,16 +40,19 @@ CudaOpsOptions cuda_ops_options(const Plan& plan, double timeout_s) {
   return opt;
 }
 
-CudaOps::CudaOps(CudaCachingAllocator& alloc, const CudaOpsOptions& options) : Ops(alloc), options_(options) {
+CudaOps::CudaOps(CudaPoolAllocator& alloc, const CudaOpsOptions& options) : Ops(alloc), options_(options) {
   if (options.compute != DType::bf16 && options.compute != DType::f16)
     throw std::invalid_argument("the CUDA backend computes in bf16 or fp16, not " + dtype_name(options.compute));
   PTDP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  alloc.set_stream(stream_);
   gemm_ = std::make_unique<cuda::Gemm>(stream_);
   PTDP_CUDA_CHECK(cudaMalloc(&device_scalar_, sizeof(double)));
 }
 
 CudaOps::~CudaOps() {
   cudaStreamSynchronize(stream_);
+  // Tensors that outlive the backend free on the legacy default stream, not on a destroyed one.
+  static_cast<CudaPoolAllocator&>(allocator()).set_stream(nullptr);
   adamw_.reset();
   gemm_.reset();
   for (cudaEvent_t e : marks_) cudaEventDestroy(e);
