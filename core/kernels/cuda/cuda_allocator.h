@@ -33,7 +33,9 @@ class CudaPoolAllocator final : public Allocator {
 
   // The stream allocations and frees are ordered on: CudaOps's compute stream
   // (its constructor sets it, its destructor sets it back to null = the legacy
-  // default stream, after draining its own).
+  // default stream, after draining its own). One CudaOps per allocator is the
+  // intended use; with several (benchmark variants), the last one constructed
+  // orders them, and work on the others must be synchronised between uses.
   void set_stream(cudaStream_t stream) { stream_ = stream; }
   cudaStream_t stream() const { return stream_; }
 

@@ -52,7 +52,8 @@ CudaOps::CudaOps(CudaPoolAllocator& alloc, const CudaOpsOptions& options) : Ops(
 CudaOps::~CudaOps() {
   cudaStreamSynchronize(stream_);
   // Tensors that outlive the backend free on the legacy default stream, not on a destroyed one.
-  static_cast<CudaPoolAllocator&>(allocator()).set_stream(nullptr);
+  auto& pool = static_cast<CudaPoolAllocator&>(allocator());
+  if (pool.stream() == stream_) pool.set_stream(nullptr);
   adamw_.reset();
   gemm_.reset();
   for (cudaEvent_t e : marks_) cudaEventDestroy(e);
