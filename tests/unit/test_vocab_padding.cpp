@@ -13,6 +13,7 @@
 #include "core/kernels/cpu/cpu_ops.h"
 #include "core/model/embedding.h"
 #include "core/runtime/trainer.h"
+#include "tests/cli_test_util.h"
 
 namespace ptdp {
 namespace {
@@ -100,6 +101,30 @@ TEST(VocabPadding, TheSoftmaxRunsOverThePaddedVocabulary) {
   Trainer trainer(cfg, ops, groups, *data);
   const double loss = trainer.step(0).loss;
   EXPECT_NEAR(loss, std::log(128.0), 0.1);
+}
+
+TEST(VocabPadding, TrainResultsRecordThePaddedVocabulary) {
+  test::ScratchDir dir("vocab_padding");
+  auto cfg = test::tiny_config_json();
+  cfg["model"]["vocab"] = 100;
+  const auto config = dir.write("v100.json", cfg.dump());
+  const auto r = test::run_command(
+      test::ptdp_cli() + " train --config " + config.string() + " --iterations 2 --warmup 0 --out r.json", dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = json::parse(test::read_file(dir.path() / "r.json"));
+  EXPECT_EQ(j["model"]["vocab"], 100);
+  EXPECT_EQ(j["model"]["vocab_pad_to"], 128);
+  EXPECT_EQ(j["model"]["vocab_padded"], 128);
+}
+
+TEST(VocabPadding, ABadVocabPadToIsRefusedNamingTheField) {
+  test::ScratchDir dir("vocab_pad_refused");
+  auto cfg = test::tiny_config_json();
+  cfg["model"]["vocab_pad_to"] = 0;
+  const auto config = dir.write("bad.json", cfg.dump());
+  const auto r = test::run_command(test::ptdp_cli() + " train --config " + config.string() + " --out r.json", dir);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("model.vocab_pad_to"), std::string::npos) << r.err;
 }
 
 }  // namespace
