@@ -124,7 +124,8 @@ void expect_gradients_match(const Case& c) {
   const Gradients got = one_step(gpu, c);
   ASSERT_EQ(got.names, ref.names) << c.name;
   const double k = longest_reduction(c);
-  EXPECT_NEAR(got.loss, ref.loss, gputest::model_gradient_norm<__nv_bfloat16>(k) * ref.loss) << c.name << ": loss";
+  // bf16 moves the loss by a few u16 relative (test_cuda_ops.cpp: 3% bounds 5 iterations; one step here).
+  EXPECT_NEAR(got.loss, ref.loss, 0.03 * ref.loss) << c.name << ": loss";
   for (std::size_t i = 0; i < ref.grads.size(); ++i) {
     const std::vector<float>& r = ref.grads[i];
     double scale = 0, diff2 = 0, ref2 = 0;
