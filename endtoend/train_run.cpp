@@ -154,6 +154,7 @@ int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& wor
                 world.size() == 1 ? "" : "s", ops.name().c_str(), data->describe().c_str());
   const Series s = train(cfg, args, trainer, world);
   nlohmann::json result = result_header(cfg, "measured");
+  result["model"]["vocab_padded"] = cfg.model.padded_vocab();  // rows of the embedding and logits
   result["software"]["mpi"] = mpi_version;
   for (const auto& [key, value] : backend.info.items())
     if (key == "driver" || key == "cuda_runtime" || key == "cublaslt" || key == "nccl") result["software"][key] = value;

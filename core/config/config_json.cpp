@@ -29,6 +29,7 @@ void read_model(JsonFields& top, Model& m, ConfigErrors& errors) {
   f.required("vocab", m.vocab);
   f.optional("ffn_hidden", m.ffn_hidden);
   f.optional("dropout", m.dropout);
+  f.optional("vocab_pad_to", m.vocab_pad_to);
   f.reject_unknown();
 }
 

@@ -7,7 +7,8 @@ using nlohmann::json;
 
 json to_json(const Model& m) {
   return {{"layers", m.layers}, {"hidden", m.hidden},   {"heads", m.heads},
-          {"seq_len", m.seq_len}, {"vocab", m.vocab}, {"ffn_hidden", m.ffn()}, {"dropout", m.dropout}};
+          {"seq_len", m.seq_len}, {"vocab", m.vocab}, {"ffn_hidden", m.ffn()}, {"dropout", m.dropout},
+          {"vocab_pad_to", m.vocab_pad_to}};
 }
 
 json to_json(const Plan& p) {

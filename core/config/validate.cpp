@@ -49,11 +49,25 @@ void check_plan_sizes(const Plan& p, Rules& r) {
   r.positive("plan.global_batch", p.global_batch);
 }
 
+// The padded vocabulary (model.vocab rounded up to model.vocab_pad_to) splits over t.
+void check_vocab_split(const Model& m, const Plan& p, Rules& r) {
+  if (m.vocab_pad_to < 1) {
+    r.fail("model.vocab_pad_to", "model.vocab_pad_to=" + std::to_string(m.vocab_pad_to) +
+                                     " must be at least 1 (1 disables vocabulary padding)");
+  } else if (m.vocab_pad_to == 1) {
+    r.divides("plan.tp", p.tp, "model.vocab", m.vocab);
+  } else if (p.tp > 0 && m.vocab > 0 && m.padded_vocab() % p.tp != 0) {
+    r.fail("model.vocab_pad_to", "model.vocab_pad_to=" + std::to_string(m.vocab_pad_to) + " pads model.vocab=" +
+                                     std::to_string(m.vocab) + " to " + std::to_string(m.padded_vocab()) +
+                                     ", which plan.tp=" + std::to_string(p.tp) + " does not divide");
+  }
+}
+
 void check_splits(const Model& m, const Plan& p, Rules& r) {
   r.divides("plan.tp", p.tp, "model.heads", m.heads);
   r.divides("plan.tp", p.tp, "model.hidden", m.hidden);
   r.divides("plan.tp", p.tp, "model.ffn_hidden", m.ffn());
-  r.divides("plan.tp", p.tp, "model.vocab", m.vocab);
+  check_vocab_split(m, p, r);
   if (p.sequence_parallel) r.divides("plan.tp", p.tp, "model.seq_len (sequence_parallel)", m.seq_len);
   if (p.pp > 0 && p.virtual_stages > 0)
     r.divides("plan.pp·plan.virtual_stages", static_cast<long long>(p.pp) * p.virtual_stages,

@@ -11,6 +11,12 @@ Tensor Ops::zeros(Shape shape, DType type) {
   return t;
 }
 
+void Ops::init_param(Tensor& value, const ParamInit& how) {
+  std::vector<float> host(static_cast<std::size_t>(value.numel()));
+  for (std::size_t i = 0; i < host.size(); ++i) host[i] = init_element(how, static_cast<std::int64_t>(i));
+  upload_f32(host.data(), value);
+}
+
 void Ops::linear_gelu_forward(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& pre,
                               Tensor& y) {
   linear_forward(x, w, bias, pre);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/kernels/cpu/adamw.h"
+#include "core/tensor/param_init.h"
 #include "core/tensor/tensor.h"
 
 namespace ptdp {
@@ -44,6 +45,9 @@ class Ops {
   // array may be reused at once, and ops queued after it see dst's new values.
   virtual void upload_i32(const std::int32_t* host, Tensor& dst) = 0;
   virtual void cast(const Tensor& src, Tensor& dst) = 0;            // between float dtypes
+  // value (this rank's shard) := the initial values `how` describes (param_init.h);
+  // the default computes them on the host and uploads, a GPU backend on the device.
+  virtual void init_param(Tensor& value, const ParamInit& how);
   virtual void synchronize() {}                                     // wait for queued work
   // True when every op has finished when it returns (host timing is exact).
   virtual bool synchronous() const { return true; }

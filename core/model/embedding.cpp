@@ -5,8 +5,10 @@
 
 namespace ptdp {
 
+// (V', h) with V' the padded vocabulary: the padded rows are initialised like the
+// others and take part in the softmax, but no token or target ever selects them.
 std::unique_ptr<Param> make_word_embedding(ModelContext& ctx) {
-  return make_param(ctx.ops, "embedding.wte", {ctx.model.vocab, ctx.model.hidden}, {0, ctx.t(), ctx.tp_rank()},
+  return make_param(ctx.ops, "embedding.wte", {ctx.model.padded_vocab(), ctx.model.hidden}, {0, ctx.t(), ctx.tp_rank()},
                     Init::normal, ctx.init_std(), ctx.seed(), true);
 }
 

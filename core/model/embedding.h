@@ -25,7 +25,7 @@ class Embedding {
 
  private:
   ModelContext& ctx_;
-  std::unique_ptr<Param> wte_;  // (V/t, h) rows [vocab_start, +V/t), tied with the output layer
+  std::unique_ptr<Param> wte_;  // (V'/t, h) rows [vocab_start, +V'/t), V' padded (Model::padded_vocab), tied
   std::unique_ptr<Param> wpe_;  // (s, h) replicated
 };
 

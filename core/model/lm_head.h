@@ -14,7 +14,7 @@ namespace ptdp {
 struct HeadActs {
   Tensor x;                 // (b, s, h) input from the last layer
   NormActs lnf;             // (b, s, h) final layernorm and its statistics
-  Tensor logits;            // (n, V/t) this rank's vocabulary shard
+  Tensor logits;            // (n, V'/t) this rank's shard of the padded vocabulary
   Tensor row_max, sum_exp;  // (n) global over the vocabulary, fp32
 };
 

@@ -1,8 +1,6 @@
-// Parameter shards and their counter-based initialisation.
+// Parameter shards and the keys and geometry of their counter-based initialisation.
 #include "core/model/param.h"
 
-#include <cmath>
-#include <numbers>
 #include <stdexcept>
 
 namespace ptdp {
@@ -22,9 +20,6 @@ std::uint64_t hash_name(const std::string& name) {
   return h;
 }
 
-// A uniform in (0, 1) from 53 random bits, never exactly 0.
-double uniform(std::uint64_t bits) { return (static_cast<double>(bits >> 11) + 0.5) * 0x1.0p-53; }
-
 }  // namespace
 
 Shape Param::shard_shape() const {
@@ -34,24 +29,35 @@ Shape Param::shard_shape() const {
 }
 
 std::int64_t Param::full_index(std::int64_t local) const {
-  if (shard.dim < 0) return local;
-  const auto dim = static_cast<std::size_t>(shard.dim);
-  std::int64_t inner = 1;
-  for (std::size_t i = dim + 1; i < full_shape.size(); ++i) inner *= full_shape[i];
-  const std::int64_t chunk = full_shape[dim] / shard.parts;
-  const std::int64_t outer = local / (chunk * inner);
-  const std::int64_t j = (local / inner) % chunk;
-  const std::int64_t i = local % inner;
-  return (outer * full_shape[dim] + shard.index * chunk + j) * inner + i;
+  return init_full_index(param_init(*this, Init::zeros, 0, 0), local);
+}
+
+philox::Key param_key(std::uint64_t seed, const std::string& name) {
+  const std::uint64_t k = splitmix64(seed ^ hash_name(name));
+  return philox::Key{{static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(k >> 32)}};
+}
+
+ParamInit param_init(const Param& p, Init init, float std, std::uint64_t seed) {
+  ParamInit how;
+  how.kind = init;
+  how.std = std;
+  if (init == Init::normal) how.key = param_key(seed, p.name);
+  if (p.shard.dim < 0) return how;
+  const auto dim = static_cast<std::size_t>(p.shard.dim);
+  how.split = true;
+  for (std::size_t i = dim + 1; i < p.full_shape.size(); ++i) how.inner *= p.full_shape[i];
+  how.full_dim = p.full_shape[dim];
+  how.chunk = how.full_dim / p.shard.parts;
+  how.first = p.shard.index * how.chunk;
+  return how;
 }
 
 float init_value(std::uint64_t seed, const std::string& name, std::int64_t full_index, Init init, float std) {
-  if (init == Init::zeros) return 0.0f;
-  if (init == Init::ones) return 1.0f;
-  const std::uint64_t key = splitmix64(seed ^ hash_name(name)) + 2 * static_cast<std::uint64_t>(full_index);
-  const double u1 = uniform(splitmix64(key)), u2 = uniform(splitmix64(key + 1));
-  const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);  // Box-Muller
-  return static_cast<float>(z * std);
+  ParamInit how;
+  how.kind = init;
+  how.std = std;
+  how.key = param_key(seed, name);
+  return init_element(how, full_index);
 }
 
 std::unique_ptr<Param> make_param(Ops& ops, std::string name, Shape full_shape, ShardSpec shard, Init init,
@@ -64,12 +70,8 @@ std::unique_ptr<Param> make_param(Ops& ops, std::string name, Shape full_shape, 
   if (shard.dim >= 0 && p->full_shape[static_cast<std::size_t>(shard.dim)] % shard.parts != 0)
     throw std::logic_error("parameter " + p->name + " " + shape_string(p->full_shape) + " does not split in " +
                            std::to_string(shard.parts) + " along dim " + std::to_string(shard.dim));
-  const Shape local = p->shard_shape();
-  std::vector<float> host(static_cast<std::size_t>(shape_numel(local)));
-  for (std::size_t i = 0; i < host.size(); ++i)
-    host[i] = init_value(seed, p->name, p->full_index(static_cast<std::int64_t>(i)), init, std);
-  p->value = ops.empty(local);
-  ops.upload_f32(host.data(), p->value);
+  p->value = ops.empty(p->shard_shape());
+  ops.init_param(p->value, param_init(*p, init, std, seed));
   return p;
 }
 

@@ -1,7 +1,8 @@
 // Parameters: a named tensor with its full (unsharded) shape, how it is split
 // over the tensor-parallel group, its fp32 gradient, and how it is initialised.
-// Every element's initial value is a pure function of (seed, name, full index),
-// so any parallel layout starts from exactly the single-rank weights.
+// Every element's initial value is a pure function of (seed, name, full index)
+// (Philox4x32-10 and Box-Muller, param_init.h), computed by the backend on its own
+// device, so any parallel layout starts from exactly the single-rank weights.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -19,8 +20,6 @@ struct ShardSpec {
   int index = 0;   // this rank's tensor-parallel rank
 };
 
-enum class Init { zeros, ones, normal };
-
 struct Param {
   std::string name;              // e.g. "layers.3.qkv.weight"
   Shape full_shape;              // unsharded shape
@@ -36,6 +35,10 @@ struct Param {
   std::int64_t full_index(std::int64_t local) const;
 };
 
+// The Philox key of parameter `name` under `seed` (splitmix64 of seed ^ FNV-1a of the name).
+philox::Key param_key(std::uint64_t seed, const std::string& name);
+// How to fill `p`'s shard (key, std, kind and the shard geometry of Param::full_index).
+ParamInit param_init(const Param& p, Init init, float std, std::uint64_t seed);
 // The deterministic initial value of element `full_index` of parameter `name`.
 float init_value(std::uint64_t seed, const std::string& name, std::int64_t full_index, Init init, float std);
 

@@ -32,8 +32,8 @@ Backend cpu_backend(Communicator& host) {
 Backend cuda_backend(const Config& cfg, Communicator& host, double timeout_s) {
   Backend b;
   const int device = select_cuda_device(local_rank());
-  auto alloc = std::make_unique<CudaCachingAllocator>(host.rank());
-  CudaCachingAllocator* raw = alloc.get();
+  auto alloc = std::make_unique<CudaPoolAllocator>(host.rank(), timeout_s);
+  CudaPoolAllocator* raw = alloc.get();
   auto ops = std::make_unique<CudaOps>(*alloc, cuda_ops_options(cfg.plan, timeout_s));
   b.device_world = NcclCommunicator::create_world(host.split(0, host.rank()), ops->stream(), timeout_s);
   const CudaDeviceInfo d = cuda_device_info();
@@ -70,7 +70,7 @@ std::string device_unavailable(const std::string& device) {
 
 std::unique_ptr<Allocator> make_allocator(const std::string& device, int rank) {
 #ifdef PTDP_HAVE_NCCL
-  if (device == "cuda") return std::make_unique<CudaCachingAllocator>(rank);
+  if (device == "cuda") return std::make_unique<CudaPoolAllocator>(rank);
 #endif
   (void)device;
   return std::make_unique<CpuAllocator>(rank);
@@ -79,7 +79,7 @@ std::unique_ptr<Allocator> make_allocator(const std::string& device, int rank) {
 std::unique_ptr<Ops> make_ops(const std::string& device, const Config& cfg, Allocator& alloc) {
 #ifdef PTDP_HAVE_NCCL
   if (device == "cuda") {
-    return std::make_unique<CudaOps>(static_cast<CudaCachingAllocator&>(alloc), cuda_ops_options(cfg.plan, 60));
+    return std::make_unique<CudaOps>(static_cast<CudaPoolAllocator&>(alloc), cuda_ops_options(cfg.plan, 60));
   }
 #endif
   (void)device, (void)cfg;

@@ -36,7 +36,7 @@ Backend make_backend(const std::string& device, const Config& cfg, Communicator&
 // choices, on `alloc` (a CpuAllocator or CUDA allocator of the same device):
 // benchmarks compare variants side by side with it.
 std::unique_ptr<Ops> make_ops(const std::string& device, const Config& cfg, Allocator& alloc);
-// A device allocator for `device` (the caching allocator on CUDA).
+// A device allocator for `device` (the stream-ordered pool allocator on CUDA).
 std::unique_ptr<Allocator> make_allocator(const std::string& device, int rank);
 
 }  // namespace ptdp

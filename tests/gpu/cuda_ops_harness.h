@@ -8,7 +8,7 @@
 namespace ptdp::gputest {
 
 struct CudaOpsHarness {
-  CudaCachingAllocator alloc{0};
+  CudaPoolAllocator alloc{0};
   CudaOps ops;
   explicit CudaOpsHarness(const CudaOpsOptions& options) : ops(alloc, options) {}
   // v converted to dtype t (the compute type when omitted).

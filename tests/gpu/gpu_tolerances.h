@@ -40,4 +40,22 @@ inline Tolerance fp32_nonnegative_sum(double per_thread, double levels) {
   return {1e-30, r};
 }
 
+// Whole-model gradients (test_model_gradients.cpp: one step of a small GPT,
+// bf16 on the GPU against fp32 on the CPU from the same Philox weights). Every
+// gradient element is a reduction of products whose factors were each rounded
+// to bf16 (weights once, activations after every op, forward and back): a
+// length-K reduction of terms of size ~g/sqrt(K) (random signs) carries an
+// error ~u16·sqrt(K) times the terms' scale. Errors are measured relative to
+// the gradient's scale, its largest |element| over the tensor (`scale`), so
+// elements near zero are held to the tensor's scale, not their own; K is the
+// longest reduction of the model (max of n = b·s tokens, h, the MLP's f, V'/t).
+// A wrong kernel (a transposed GEMM, a missed shard offset) is off by the
+// gradient's own size, several times this bound.
+template <class T> Tolerance model_gradient(double k, double scale) {
+  const double r = unit_roundoff<T>() * (1 + std::sqrt(k));
+  return {r * scale, r};
+}
+// The same bound on the whole tensor: ‖gpu − cpu‖₂ / ‖cpu‖₂ ≤ u16·(1 + sqrt(K)).
+template <class T> double model_gradient_norm(double k) { return unit_roundoff<T>() * (1 + std::sqrt(k)); }
+
 }  // namespace ptdp::gputest

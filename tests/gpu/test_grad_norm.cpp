@@ -98,7 +98,7 @@ TEST(CudaGradNorm, LossAccumulatorAddsInDouble) {
 
 TEST(CudaGradNorm, CudaOpsSumSquaresMultiAgreesWithPerTensorCalls) {
   PTDP_REQUIRE_GPU();
-  CudaCachingAllocator alloc(0);
+  CudaPoolAllocator alloc(0);
   CudaOps ops(alloc, {DType::bf16, true, Attention::flash, 60});
   std::mt19937 rng(13);
   std::vector<Tensor> tensors;
@@ -132,7 +132,7 @@ TEST(CudaGradNorm, CudaOpsSumSquaresMultiAgreesWithPerTensorCalls) {
 // device tensor holds the values of its own call (three reuse a staging buffer).
 TEST(CudaGradNorm, TokenUploadsMayReuseTheHostArrayAtOnce) {
   PTDP_REQUIRE_GPU();
-  CudaCachingAllocator alloc(0);
+  CudaPoolAllocator alloc(0);
   CudaOps ops(alloc, {DType::bf16, true, Attention::flash, 60});
   constexpr std::int64_t n = 8192;
   std::vector<std::int32_t> host(n);

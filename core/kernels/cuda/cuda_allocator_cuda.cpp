@@ -1,84 +1,108 @@
-// The caching device allocator.
+// The stream-ordered pool allocator of the CUDA backend.
 #include "core/kernels/cuda/cuda_allocator.h"
 
-#include <cuda_runtime.h>
+#include <cstdio>
+#include <stdexcept>
 
-#include <sstream>
-
+#include "core/comm/poll_wait.h"
 #include "core/kernels/cuda/cuda_check.h"
 
 namespace ptdp {
 
-CudaCachingAllocator::CudaCachingAllocator(int rank) : rank_(rank) {}
-
-CudaCachingAllocator::~CudaCachingAllocator() { release_cache(); }
-
-std::size_t CudaCachingAllocator::rounded(std::size_t bytes) {
-  constexpr std::size_t kSmall = 512, kLarge = 2 << 20, kLimit = 1 << 20;
-  if (bytes == 0) return kSmall;
-  const std::size_t unit = bytes < kLimit ? kSmall : kLarge;
-  return (bytes + unit - 1) / unit * unit;
+CudaPoolAllocator::CudaPoolAllocator(int rank, double timeout_s) : rank_(rank), timeout_s_(timeout_s) {
+  int device = 0;
+  PTDP_CUDA_CHECK(cudaGetDevice(&device));
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  PTDP_CUDA_CHECK(cudaMemPoolCreate(&pool_, &props));
+  std::uint64_t keep_all = UINT64_MAX;  // never give freed memory back at a synchronisation
+  PTDP_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep_all));
 }
 
-void* CudaCachingAllocator::device_malloc(std::size_t bytes) {
-  void* ptr = nullptr;
-  cudaError_t e = cudaMalloc(&ptr, bytes);
-  if (e == cudaErrorMemoryAllocation) {  // give the cache back and try once more
-    cudaGetLastError();
-    release_cache();
-    e = cudaMalloc(&ptr, bytes);
+CudaPoolAllocator::~CudaPoolAllocator() {
+  // Blocks still pending are released by the driver once their frees complete.
+  cudaMemPoolDestroy(pool_);
+}
+
+std::int64_t CudaPoolAllocator::attribute(cudaMemPoolAttr attr) const {
+  std::uint64_t value = 0;
+  PTDP_CUDA_CHECK(cudaMemPoolGetAttribute(pool_, attr, &value));
+  return static_cast<std::int64_t>(value);
+}
+
+std::int64_t CudaPoolAllocator::reserved_bytes() const { return attribute(cudaMemPoolAttrReservedMemCurrent); }
+std::int64_t CudaPoolAllocator::reserved_peak_bytes() const { return attribute(cudaMemPoolAttrReservedMemHigh); }
+std::int64_t CudaPoolAllocator::used_peak_bytes() const { return attribute(cudaMemPoolAttrUsedMemHigh); }
+
+PoolUsage CudaPoolAllocator::usage() const {
+  PoolUsage u;
+  u.live = stats().live_bytes;
+  u.live_peak = stats().peak_bytes;
+  u.reserved = reserved_bytes();
+  u.reserved_peak = reserved_peak_bytes();
+  std::size_t free_bytes = 0, total = 0;
+  if (cudaMemGetInfo(&free_bytes, &total) == cudaSuccess) {
+    u.device_free = static_cast<std::int64_t>(free_bytes);
+    u.device_total = static_cast<std::int64_t>(total);
   }
+  (void)cudaGetLastError();
+  return u;
+}
+
+void CudaPoolAllocator::trim() {
+  const bool drained = poll_until(timeout_s_, [&](long) {
+    const cudaError_t e = cudaStreamQuery(stream_);
+    if (e == cudaErrorNotReady) {
+      (void)cudaGetLastError();  // not an error: clear it so later checks do not see it
+      return false;
+    }
+    PTDP_CUDA_CHECK(e);
+    return true;
+  });
+  if (!drained)
+    throw std::runtime_error(cuda::where() + ": out of GPU memory, and the compute stream did not drain within " +
+                             std::to_string(static_cast<int>(timeout_s_)) + " s to trim the memory pool");
+  PTDP_CUDA_CHECK(cudaMemPoolTrimTo(pool_, 0));
+}
+
+void* CudaPoolAllocator::try_allocate(std::size_t bytes) {
+  void* ptr = nullptr;
+  const cudaError_t e = cudaMallocFromPoolAsync(&ptr, bytes == 0 ? 1 : bytes, pool_, stream_);
   if (e == cudaErrorMemoryAllocation) {
-    cudaGetLastError();
-    std::size_t free_bytes = 0, total = 0;
-    cudaMemGetInfo(&free_bytes, &total);
-    std::ostringstream msg;
-    msg << cuda::where() << ": out of GPU memory allocating " << bytes << " bytes (tensors live "
-        << stats().live_bytes << ", peak " << stats().peak_bytes << "; device free " << free_bytes << " of " << total
-        << ")";
-    throw OutOfMemory(msg.str());
+    (void)cudaGetLastError();
+    return nullptr;
   }
   PTDP_CUDA_CHECK(e);
-  reserved_ += static_cast<std::int64_t>(bytes);
   return ptr;
 }
 
-void* CudaCachingAllocator::allocate(std::size_t bytes) {
-  const std::size_t size = rounded(bytes);
-  void* ptr = nullptr;
-  auto it = free_.find(size);
-  if (it != free_.end() && !it->second.empty()) {
-    ptr = it->second.back();
-    it->second.pop_back();
-  } else {
-    ptr = device_malloc(size);
-  }
+void* CudaPoolAllocator::allocate(std::size_t bytes) {
+  void* ptr = allocate_or_trim_once([&] { return try_allocate(bytes); }, [&] { trim(); });
+  if (ptr == nullptr) throw OutOfMemory(device_oom_message(rank_, bytes, usage()));
   const std::int64_t peak = stats().peak_bytes;
   record_allocate(bytes);
   if (stats().peak_bytes > peak) {
     std::size_t free_bytes = 0, total = 0;
     if (cudaMemGetInfo(&free_bytes, &total) == cudaSuccess)
       device_used_at_peak_ = static_cast<std::int64_t>(total - free_bytes);
+    else
+      (void)cudaGetLastError();
   }
   return ptr;
 }
 
-void CudaCachingAllocator::deallocate(void* ptr, std::size_t bytes) {
-  // Work queued on the compute stream may still use the block; reusing it for
-  // later work on the same stream is safe (stream order), as in PyTorch.
-  free_[rounded(bytes)].push_back(ptr);
-  record_deallocate(bytes);
-}
-
-void CudaCachingAllocator::release_cache() {
-  cudaDeviceSynchronize();
-  for (auto& [size, blocks] : free_) {
-    for (void* p : blocks) {
-      cudaFree(p);
-      reserved_ -= static_cast<std::int64_t>(size);
-    }
-    blocks.clear();
+void CudaPoolAllocator::deallocate(void* ptr, std::size_t bytes) {
+  // Work queued on the stream may still use the block: the free is ordered
+  // after it, and later allocations on the same stream may reuse the memory.
+  // Called from tensor destructors, so a failure is reported, not thrown.
+  const cudaError_t e = cudaFreeAsync(ptr, stream_);
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "%s: cudaFreeAsync failed: %s\n", cuda::where().c_str(), cudaGetErrorString(e));
+    (void)cudaGetLastError();
   }
+  record_deallocate(bytes);
 }
 
 }  // namespace ptdp

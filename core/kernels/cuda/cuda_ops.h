@@ -38,7 +38,8 @@ CudaOpsOptions cuda_ops_options(const Plan& plan, double timeout_s);
 
 class CudaOps final : public Ops {
  public:
-  CudaOps(CudaCachingAllocator& alloc, const CudaOpsOptions& options);
+  // Orders `alloc`'s allocations and frees on this backend's stream while it lives.
+  CudaOps(CudaPoolAllocator& alloc, const CudaOpsOptions& options);
   ~CudaOps() override;
 
   Device device() const override { return Device::cuda; }
@@ -52,6 +53,7 @@ class CudaOps final : public Ops {
   void download_f32(const Tensor& src, float* host) override;
   void upload_i32(const std::int32_t* host, Tensor& dst) override;
   void cast(const Tensor& src, Tensor& dst) override;
+  void init_param(Tensor& value, const ParamInit& how) override;  // on the device (init.cu)
   void synchronize() override;
   bool synchronous() const override { return false; }
   void reset_marks(int count) override;

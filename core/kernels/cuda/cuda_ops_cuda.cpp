@@ -15,6 +15,7 @@
 #include "core/kernels/cuda/cuda_ops.h"
 #include "core/kernels/cuda/gemm.h"
 #include "core/kernels/cuda/grad_norm.h"
+#include "core/kernels/cuda/init.h"
 #include "core/kernels/cuda/kernels.h"
 #include "core/kernels/cuda/token_upload.h"
 
@@ -42,16 +43,20 @@ CudaOpsOptions cuda_ops_options(const Plan& plan, double timeout_s) {
   return opt;
 }
 
-CudaOps::CudaOps(CudaCachingAllocator& alloc, const CudaOpsOptions& options) : Ops(alloc), options_(options) {
+CudaOps::CudaOps(CudaPoolAllocator& alloc, const CudaOpsOptions& options) : Ops(alloc), options_(options) {
   if (options.compute != DType::bf16 && options.compute != DType::f16)
     throw std::invalid_argument("the CUDA backend computes in bf16 or fp16, not " + dtype_name(options.compute));
   PTDP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  alloc.set_stream(stream_);
   gemm_ = std::make_unique<cuda::Gemm>(stream_, 32u << 20, !options.deterministic);  // timed choice varies by run
   PTDP_CUDA_CHECK(cudaMalloc(&device_scalar_, sizeof(double)));
 }
 
 CudaOps::~CudaOps() {
   cudaStreamSynchronize(stream_);
+  // Tensors that outlive the backend free on the legacy default stream, not on a destroyed one.
+  auto& pool = static_cast<CudaPoolAllocator&>(allocator());
+  if (pool.stream() == stream_) pool.set_stream(nullptr);
   adamw_.reset();
   gemm_.reset();
   for (cudaEvent_t e : marks_) cudaEventDestroy(e);
@@ -126,6 +131,12 @@ void CudaOps::cast(const Tensor& src, Tensor& dst) {
     if (src.dtype() == DType::f32) cuda::cast_from_float(f32(src), src.numel(), typed<T>(dst), stream_);
     else cuda::cast_to_float(typed<T>(src), src.numel(), f32(dst), stream_);
   });
+}
+
+void CudaOps::init_param(Tensor& value, const ParamInit& how) {
+  if (value.dtype() == DType::f32) return cuda::init_param(how, value.numel(), f32(value), stream_);
+  expect(value.dtype() == options_.compute, "init_param", "value is neither fp32 nor the compute type");
+  with_type([&](auto tag) { cuda::init_param(how, value.numel(), typed<decltype(tag)>(value), stream_); });
 }
 
 void CudaOps::reset_marks(int count) {
