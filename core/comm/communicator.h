@@ -21,6 +21,12 @@ class Request {
   virtual void wait() = 0;
   // True when the operation has completed (never blocks).
   virtual bool test() = 0;
+  // Makes a received buffer usable by the work issued after this call: host
+  // backends wait (deadline); device backends order the compute stream after
+  // the transfer without a host wait (the next host synchronisation carries the
+  // deadline). For a send it only guarantees that later work may reuse nothing
+  // earlier than wait() would.
+  virtual void order_before_use() { wait(); }
 };
 
 struct CommStats {
@@ -50,6 +56,15 @@ class Communicator {
   virtual std::unique_ptr<Request> irecv(void* buf, std::int64_t count, DType type, int peer,
                                          int tag) = 0;
   virtual void barrier() = 0;
+
+  // Point-to-point calls between group_start() and group_end() form one step
+  // (Megatron's batch_isend_irecv): the backend may issue them together, so a
+  // send and a receive of the same step never wait on each other. Requests
+  // posted inside must live until group_end(); receives are usable after
+  // order_before_use(), once the group ended. No-ops where every call is
+  // already non-blocking (MPI, single rank).
+  virtual void group_start() {}
+  virtual void group_end() {}
 
   // Collective over the group: every rank names the ranks it will isend to or
   // irecv from (the pipeline group: its neighbours). Backends whose point-to-point
