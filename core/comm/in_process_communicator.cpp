@@ -54,7 +54,8 @@ void combine(T* out, const T* in, std::int64_t n, ReduceOp op) {
 // out = op over the blocks of every rank (each at byte `offset` of its deposit).
 void reduce_into(std::vector<char>& out, const std::vector<const void*>& slots, std::size_t offset, std::int64_t count,
                  DType type, ReduceOp op) {
-  out.assign(static_cast<const char*>(slots[0]) + offset, static_cast<const char*>(slots[0]) + offset + bytes(count, type));
+  const char* first = static_cast<const char*>(slots[0]) + offset;
+  out.assign(first, first + bytes(count, type));
   for (std::size_t r = 1; r < slots.size(); ++r) {
     const void* in = static_cast<const char*>(slots[r]) + offset;
     switch (type) {

@@ -336,7 +336,8 @@ void NcclCommunicator::all_gather(const void* send, void* recv, std::int64_t cou
 }
 
 void NcclCommunicator::reduce_scatter(const void* send, void* recv, std::int64_t count, DType type, ReduceOp op) {
-  PTDP_NCCL_ENQUEUE(ncclReduceScatter(send, recv, nccl_count(count), nccl_type(type), nccl_op(op), comm_, compute_), {comm_});
+  PTDP_NCCL_ENQUEUE(ncclReduceScatter(send, recv, nccl_count(count), nccl_type(type), nccl_op(op), comm_, compute_),
+                    {comm_});
   this->count(payload(count, type) * size_);
 }
 

@@ -17,8 +17,10 @@ Executor::Executor(const Config& cfg, Ops& ops, RankModel& model, AdamW& optimiz
     : cfg_(cfg), ops_(ops), model_(model), optimizer_(optimizer), groups_(groups), data_(data),
       scaler_(cfg.plan.precision == Precision::fp16) {
   const Plan& p = cfg.plan;
-  if (p.pp > 1)
-    group_transfers_ = grouped_steps_deadlock(build_pipeline(p.schedule, p.pp, p.micro_batches(), p.virtual_stages)).empty();
+  if (p.pp > 1) {
+    const std::vector<Program> pipeline = build_pipeline(p.schedule, p.pp, p.micro_batches(), p.virtual_stages);
+    group_transfers_ = grouped_steps_deadlock(pipeline).empty();
+  }
 }
 
 IterationResult Executor::run(const Program& program, std::int64_t first_sample) {

@@ -12,28 +12,16 @@
 
 #include "core/comm/in_process_communicator.h"
 #include "core/comm/process_groups.h"
-#include "core/comm/single_rank.h"
 #include "core/data/token_source.h"
 #include "core/kernels/cpu/cpu_ops.h"
 #include "core/runtime/trainer.h"
+#include "tests/equivalence_config.h"
 
 namespace ptdp {
 namespace {
 
 constexpr int kIterations = 3;
 constexpr double kTimeoutS = 120;  // a rank stuck on its peer fails the test instead of hanging it
-
-// As tests/mpi/test_equivalence.cpp: 4 layers, hidden 64, 4 heads, seq 16, vocab 128, batch 8.
-Config base_config() {
-  Config c;
-  c.model = {4, 64, 4, 16, 128, 0};
-  c.plan.micro_batch = 1;
-  c.plan.global_batch = 8;
-  c.plan.precision = Precision::fp32;
-  c.optimizer.eps = 1e-6;
-  c.machine.gpus_per_node = 8;
-  return c;
-}
 
 std::vector<double> run_ranks(const Config& cfg) {
   const Topology topo{cfg.plan.tp, cfg.plan.pp, cfg.plan.dp, 8};
@@ -61,19 +49,9 @@ std::vector<double> run_ranks(const Config& cfg) {
   return losses[0];
 }
 
+// The single-rank run: a world of one thread.
 const std::vector<double>& reference() {
-  static const std::vector<double> ref = [] {
-    Config cfg = base_config();
-    CpuAllocator alloc;
-    CpuOps ops(alloc);
-    SingleRankCommunicator world;
-    ProcessGroups groups = make_process_groups(world, {1, 1, 1, 8});
-    auto data = make_synthetic_source(cfg.model.vocab, cfg.plan.seed);
-    Trainer trainer(cfg, ops, groups, *data);
-    std::vector<double> out;
-    for (int i = 0; i < kIterations; ++i) out.push_back(trainer.step(i).loss);
-    return out;
-  }();
+  static const std::vector<double> ref = run_ranks(test::equivalence_config());
   return ref;
 }
 
@@ -91,7 +69,7 @@ class PipelinePair : public testing::TestWithParam<PairCase> {};
 
 TEST_P(PipelinePair, ReproducesTheSingleRankLosses) {
   const PairCase& c = GetParam();
-  Config cfg = base_config();
+  Config cfg = test::equivalence_config();
   cfg.plan.pp = 2;
   cfg.plan.tp = c.t;
   cfg.plan.virtual_stages = c.v;
