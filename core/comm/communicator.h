@@ -24,8 +24,7 @@ class Request {
   // Makes a received buffer usable by the work issued after this call: host
   // backends wait (deadline); device backends order the compute stream after
   // the transfer without a host wait (the next host synchronisation carries the
-  // deadline). For a send it only guarantees that later work may reuse nothing
-  // earlier than wait() would.
+  // deadline). For a send it is wait().
   virtual void order_before_use() { wait(); }
 };
 

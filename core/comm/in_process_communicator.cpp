@@ -193,6 +193,12 @@ class InProcessCommunicator final : public Communicator {
     });
     return std::make_unique<InProcessCommunicator>(sub, sub_rank);
   }
+  // As NCCL would need them: paired, and only point-to-point inside.
+  void group_start() override { ++group_depth_; }
+  void group_end() override {
+    if (group_depth_ == 0) throw std::logic_error("in-process communicator: group_end without group_start");
+    --group_depth_;
+  }
   [[noreturn]] void abort(const std::string& why) override {
     throw std::runtime_error("in-process communicator, rank " + std::to_string(rank_) + ": abort: " + why);
   }
@@ -203,6 +209,9 @@ class InProcessCommunicator final : public Communicator {
   // waits until every rank is done with them.
   template <class Use>
   void meet(const void* mine, Use use) {
+    if (group_depth_ > 0)
+      throw std::logic_error("in-process communicator: a collective inside a point-to-point group (NCCL would merge "
+                             "it into the group)");
     std::unique_lock lock(hub_->mutex);
     hub_->slots[static_cast<std::size_t>(rank_)] = mine;
     hub_->barrier(lock, rank_);
@@ -219,6 +228,7 @@ class InProcessCommunicator final : public Communicator {
   }
   std::shared_ptr<Hub> hub_;
   int rank_;
+  int group_depth_ = 0;
 };
 
 }  // namespace

@@ -1,7 +1,8 @@
 // Communicators of ranks that are threads of one process, over host memory:
 // collectives meet at a shared rendezvous, a send copies the message into the
 // receiver's mailbox (so it never blocks), a receive waits for it with a
-// deadline. Lets a test run several ranks' instruction lists in one process.
+// deadline. Groups are checked as NCCL needs them (paired, no collective
+// inside). Lets a test run several ranks' instruction lists in one process.
 #pragma once
 #include <memory>
 #include <vector>

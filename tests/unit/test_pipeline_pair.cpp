@@ -98,6 +98,16 @@ TEST(InProcessCommunicator, UnansweredReceiveTimesOut) {
   EXPECT_THROW(world[0]->irecv(&x, 1, DType::f32, 1, 7)->wait(), std::runtime_error);
 }
 
+TEST(InProcessCommunicator, GroupsArePairedAndHoldNoCollective) {
+  auto world = make_in_process_world(1, 10);
+  EXPECT_THROW(world[0]->group_end(), std::logic_error);
+  world[0]->group_start();
+  double x = 1;
+  EXPECT_THROW(world[0]->all_reduce(&x, 1, DType::f64, ReduceOp::sum), std::logic_error);
+  world[0]->group_end();
+  EXPECT_EQ(world[0]->all_reduce_host(2.0, ReduceOp::sum), 2.0);
+}
+
 TEST(InProcessCommunicator, SendsMatchReceivesByTagInOrder) {
   auto world = make_in_process_world(2, 10);
   const float a = 1, b = 2, c = 3;
