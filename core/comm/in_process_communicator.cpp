@@ -18,9 +18,11 @@ namespace ptdp {
 namespace {
 
 struct Hub {
-  Hub(int n, double timeout) : size(n), timeout_s(timeout), slots(static_cast<std::size_t>(n)) {}
+  Hub(int n, double timeout, InProcessLog* log_to)
+      : size(n), timeout_s(timeout), log(log_to), slots(static_cast<std::size_t>(n)) {}
   const int size;
   const double timeout_s;
+  InProcessLog* const log;  // may be null
   std::mutex mutex;
   std::condition_variable changed;
   long generation = 0;  // barriers passed
@@ -188,7 +190,7 @@ class InProcessCommunicator final : public Communicator {
         if (std::get<1>(members[i]) == rank_) sub_rank = static_cast<int>(i);
       std::lock_guard lock(hub_->mutex);
       auto& hub = hub_->splits[{hub_->generation, color}];
-      if (!hub) hub = std::make_shared<Hub>(static_cast<int>(members.size()), hub_->timeout_s);
+      if (!hub) hub = std::make_shared<Hub>(static_cast<int>(members.size()), hub_->timeout_s, hub_->log);
       sub = hub;
     });
     return std::make_unique<InProcessCommunicator>(sub, sub_rank);
@@ -197,7 +199,7 @@ class InProcessCommunicator final : public Communicator {
   void group_start() override { ++group_depth_; }
   void group_end() override {
     if (group_depth_ == 0) throw std::logic_error("in-process communicator: group_end without group_start");
-    --group_depth_;
+    if (--group_depth_ == 0 && hub_->log != nullptr) ++hub_->log->groups;
   }
   [[noreturn]] void abort(const std::string& why) override {
     throw std::runtime_error("in-process communicator, rank " + std::to_string(rank_) + ": abort: " + why);
@@ -233,9 +235,9 @@ class InProcessCommunicator final : public Communicator {
 
 }  // namespace
 
-std::vector<std::unique_ptr<Communicator>> make_in_process_world(int size, double timeout_s) {
+std::vector<std::unique_ptr<Communicator>> make_in_process_world(int size, double timeout_s, InProcessLog* log) {
   if (size < 1 || !(timeout_s > 0)) throw std::invalid_argument("in-process world: size ≥ 1 and timeout > 0");
-  auto hub = std::make_shared<Hub>(size, timeout_s);
+  auto hub = std::make_shared<Hub>(size, timeout_s, log);
   std::vector<std::unique_ptr<Communicator>> world;
   for (int r = 0; r < size; ++r) world.push_back(std::make_unique<InProcessCommunicator>(hub, r));
   return world;

@@ -15,6 +15,8 @@
 #include "core/data/token_source.h"
 #include "core/kernels/cpu/cpu_ops.h"
 #include "core/runtime/trainer.h"
+#include "core/runtime/transfer_steps.h"
+#include "core/schedule/registry.h"
 #include "tests/equivalence_config.h"
 
 namespace ptdp {
@@ -23,9 +25,9 @@ namespace {
 constexpr int kIterations = 3;
 constexpr double kTimeoutS = 120;  // a rank stuck on its peer fails the test instead of hanging it
 
-std::vector<double> run_ranks(const Config& cfg) {
+std::vector<double> run_ranks(const Config& cfg, InProcessLog* log = nullptr) {
   const Topology topo{cfg.plan.tp, cfg.plan.pp, cfg.plan.dp, 8};
-  auto world = make_in_process_world(topo.world(), kTimeoutS);
+  auto world = make_in_process_world(topo.world(), kTimeoutS, log);
   std::vector<std::vector<double>> losses(world.size());
   std::vector<std::exception_ptr> errors(world.size());
   std::vector<std::thread> threads;
@@ -76,10 +78,21 @@ TEST_P(PipelinePair, ReproducesTheSingleRankLosses) {
   cfg.plan.schedule = c.schedule;
   cfg.plan.scatter_gather = c.scatter_gather;
   ASSERT_TRUE(validate(cfg, c.t * 2).empty()) << validate(cfg, c.t * 2).front().message;
-  const std::vector<double> losses = run_ranks(cfg);
+  InProcessLog log;
+  const std::vector<double> losses = run_ranks(cfg, &log);
   ASSERT_EQ(losses.size(), reference().size());
   for (std::size_t i = 0; i < losses.size(); ++i)
     EXPECT_NEAR(losses[i], reference()[i], 1e-5 * std::abs(reference()[i])) << "iteration " << i;
+  // Every transfer step of every rank is one group, unless the schedule's
+  // steps do not pair up (interleaved's steady state): then none is.
+  long steps = 0;
+  const std::vector<Program> pipeline = build_pipeline(c.schedule, 2, cfg.plan.micro_batches(), c.v);
+  for (const Program& prog : pipeline)
+    for (std::size_t i = 0; i < prog.size(); ++i)
+      if (transfer_step_end(prog, i) > i && (i == 0 || !is_transfer(prog[i - 1].op))) ++steps;
+  const bool grouped = grouped_steps_deadlock(pipeline).empty();
+  EXPECT_EQ(grouped, std::string(c.schedule) != "interleaved");
+  EXPECT_EQ(log.groups.load(), grouped ? steps * c.t * kIterations : 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedules, PipelinePair,
