@@ -21,6 +21,11 @@ class Request {
   virtual void wait() = 0;
   // True when the operation has completed (never blocks).
   virtual bool test() = 0;
+  // Makes a received buffer usable by the work issued after this call: host
+  // backends wait (deadline); device backends order the compute stream after
+  // the transfer without a host wait (the next host synchronisation carries the
+  // deadline). For a send it is wait().
+  virtual void order_before_use() { wait(); }
 };
 
 // A request that completed when it was made (blocking backends' overlapped calls).
@@ -68,6 +73,15 @@ class Communicator {
     all_reduce(buf, count, type, op);
     return std::make_unique<CompletedRequest>();
   }
+
+  // Point-to-point calls between group_start() and group_end() form one step
+  // (Megatron's batch_isend_irecv): the backend may issue them together, so a
+  // send and a receive of the same step never wait on each other. Requests
+  // posted inside must live until group_end(); receives are usable after
+  // order_before_use(), once the group ended. No-ops where every call is
+  // already non-blocking (MPI, single rank).
+  virtual void group_start() {}
+  virtual void group_end() {}
 
   // Collective over the group: every rank names the ranks it will isend to or
   // irecv from (the pipeline group: its neighbours). Backends whose point-to-point

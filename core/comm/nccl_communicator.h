@@ -1,8 +1,10 @@
 // The Communicator over NCCL, on device buffers. Collectives are enqueued on the
 // compute stream (ordered with the kernels around them; the host does not wait).
 // Point-to-point goes over one 2-rank NCCL communicator and stream per directed
-// pair (me → peer), so a send never waits behind the opposite direction. Every
-// host wait polls with a deadline and aborts the job; every NCCL call is checked.
+// pair (me → peer), so a send outside a group never waits behind the opposite
+// direction; the executor groups each schedule step's transfers (group_start/
+// group_end), which NCCL launches together. Every communicator is non-blocking;
+// every host wait polls with a deadline and aborts the job; every NCCL call is checked.
 #pragma once
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -68,6 +70,10 @@ class NcclCommunicator final : public Communicator {
   std::unique_ptr<Request> isend(const void* buf, std::int64_t count, DType type, int peer, int tag) override;
   std::unique_ptr<Request> irecv(void* buf, std::int64_t count, DType type, int peer, int tag) override;
   void barrier() override;
+  // ncclGroupStart / ncclGroupEnd; requests posted in between get their
+  // completion events at the group's end and must live until then.
+  void group_start() override;
+  void group_end() override;
   void prepare_p2p(const std::vector<int>& peers) override;
   std::unique_ptr<Communicator> split(int color, int key) override;
   [[noreturn]] void abort(const std::string& why) override;
@@ -96,6 +102,13 @@ class NcclCommunicator final : public Communicator {
   // asynchronous error of `comms`, naming `what`.
   void wait_event(cudaEvent_t event, const std::vector<ncclComm_t>& comms, const std::string& what);
   void check_async(const std::vector<ncclComm_t>& comms, const std::string& what);
+  // Polls `comms` (ncclCommGetAsyncError) until no longer ncclInProgress; fails
+  // the job after the deadline or on an error, naming `what`.
+  void await(const std::vector<ncclComm_t>& comms, const std::string& what);
+  // The result of a call on `comms`: ncclInProgress is awaited, an error throws.
+  void enqueued(ncclResult_t r, const std::vector<ncclComm_t>& comms, const char* expr, const char* file, int line);
+  void posted(NcclP2pRequest& request, const Channel& ch);
+  void finalize_comms() noexcept;
   // Aborts the NCCL communicators, then the job through the host communicator.
   [[noreturn]] void fail(const std::string& what);
   // Every NCCL communicator, in the order all ranks agree on (channels by direction, then the group).
@@ -126,6 +139,9 @@ class NcclCommunicator final : public Communicator {
     ~ReduceStream();
   };
   ReduceStream reduce_;  // created at the first overlapped all-reduce
+  int group_depth_ = 0;              // open group_start calls
+  std::vector<std::pair<NcclP2pRequest*, cudaStream_t>> group_;  // requests awaiting group_end
+  std::vector<ncclComm_t> group_comms_;                           // channels used in the open group
 };
 
 }  // namespace ptdp

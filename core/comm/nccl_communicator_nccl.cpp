@@ -1,5 +1,9 @@
 // NcclCommunicator: collectives on the compute stream, point-to-point over one
 // 2-rank communicator per direction, host waits that poll with a deadline.
+// Every NCCL communicator is non-blocking (ncclConfig_t::blocking = 0): a call
+// may answer ncclInProgress, after which the communicator is polled
+// (ncclCommGetAsyncError, deadline) until the call has been carried out, so
+// creation, split and finalize never block the host without a deadline.
 #include "core/comm/nccl_communicator.h"
 
 #include <algorithm>
@@ -14,6 +18,7 @@
 #include <thread>
 
 #include "core/comm/poll_wait.h"
+#include "core/kernels/cuda/cuda_query.h"
 
 namespace ptdp {
 
@@ -36,6 +41,37 @@ ncclDataType_t nccl_type(DType t) {
   throw std::invalid_argument("NCCL communicator: no NCCL type for " + dtype_name(t));
 }
 
+// Non-blocking: calls on the communicator return ncclInProgress instead of
+// blocking; NcclCommunicator::await polls them to completion with a deadline.
+ncclConfig_t nonblocking_config() {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  return config;
+}
+
+// The asynchronous state of `comms`: in progress while any is, failed (with
+// `error` set) when any reports an error.
+Progress async_progress(const std::vector<ncclComm_t>& comms, std::string& error) {
+  bool pending = false;
+  for (ncclComm_t c : comms) {
+    ncclResult_t state = ncclSuccess;
+    const ncclResult_t r = ncclCommGetAsyncError(c, &state);
+    if (r != ncclSuccess) {
+      error = std::string("ncclCommGetAsyncError failed: ") + ncclGetErrorString(r);
+      return Progress::failed;
+    }
+    if (state == ncclInProgress) {
+      pending = true;
+    } else if (state != ncclSuccess) {
+      const char* last = ncclGetLastError(c);
+      error = std::string("asynchronous NCCL error: ") + ncclGetErrorString(state) +
+              (last != nullptr && *last != '\0' ? std::string("; last error: ") + last : std::string());
+      return Progress::failed;
+    }
+  }
+  return pending ? Progress::in_progress : Progress::ready;
+}
+
 ncclRedOp_t nccl_op(ReduceOp op) { return op == ReduceOp::sum ? ncclSum : ncclMax; }
 
 std::size_t nccl_count(std::int64_t count) {
@@ -44,6 +80,10 @@ std::size_t nccl_count(std::int64_t count) {
 }
 
 std::int64_t payload(std::int64_t count, DType type) { return count * static_cast<std::int64_t>(dtype_size(type)); }
+
+// A call on non-blocking communicators: an error throws as PTDP_NCCL_CHECK;
+// ncclInProgress polls `comms` until the call was carried out (deadline).
+#define PTDP_NCCL_ENQUEUE(expr, ...) enqueued((expr), __VA_ARGS__, #expr, __FILE__, __LINE__)
 
 std::string peer_name(int peer) { return "rank " + std::to_string(peer) + " of its group"; }
 
@@ -88,6 +128,7 @@ class NcclP2pRequest final : public Request {
     if (!done_) cudaStreamWaitEvent(owner_.compute_, event_, 0);
     cudaEventDestroy(event_);
   }
+  // After the NCCL call was enqueued (inside a group: after ncclGroupEnd).
   void record(cudaStream_t stream) { PTDP_CUDA_CHECK(cudaEventRecord(event_, stream)); }
   void wait() override {
     if (done_) return;
@@ -96,15 +137,21 @@ class NcclP2pRequest final : public Request {
   }
   bool test() override {
     if (done_) return true;
-    const cudaError_t e = cudaEventQuery(event_);
-    if (e == cudaSuccess) {
+    const QueryResult q = cuda::read_event(event_);
+    if (q.state == QueryState::failed) owner_.fail(what_ + ": " + cuda::describe(q.error));
+    if (q.state == QueryState::ready) {
       finish();
       return true;
     }
-    if (e != cudaErrorNotReady) owner_.fail(what_ + ": " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
-    (void)cudaGetLastError();  // "not ready" is no error: keep it from the next launch check
     owner_.check_async({comm_}, what_);
     return false;
+  }
+  // A receive orders the compute stream after it, no host wait (a hang shows
+  // at the next host synchronisation, which has the deadline); a send waits.
+  void order_before_use() override {
+    if (done_) return;
+    if (!receive_) return wait();
+    finish();
   }
 
  private:
@@ -157,7 +204,10 @@ std::unique_ptr<NcclCommunicator> NcclCommunicator::create_world(std::unique_ptr
     host->barrier();  // every rank holds the id before any blocks in ncclCommInitRank (MPI progress)
   }
   std::unique_ptr<NcclCommunicator> c(new NcclCommunicator(std::move(host), compute, timeout_s));
-  PTDP_NCCL_CHECK(ncclCommInitRank(&c->comm_, c->size_, id, c->rank_));
+  ncclConfig_t config = nonblocking_config();
+  // The call sets comm_ before it may be polled: result first, then the poll.
+  const ncclResult_t r = ncclCommInitRankConfig(&c->comm_, c->size_, id, c->rank_, &config);
+  c->enqueued(r, {c->comm_}, "ncclCommInitRankConfig (the world's communicator)", __FILE__, __LINE__);
   return c;
 }
 
@@ -173,12 +223,30 @@ NcclCommunicator::~NcclCommunicator() {
         wait_event(ch.ready, {ch.comm}, "the last message " + std::string(direction.first == rank_ ? "to " : "from ") +
                                             peer_name(direction.first == rank_ ? direction.second : direction.first));
     }
-    for (ncclComm_t c : all_comms()) {
-      report(ncclCommFinalize(c), "ncclCommFinalize");
-      report(ncclCommDestroy(c), "ncclCommDestroy");
-    }
+    finalize_comms();
   }
   release();
+}
+
+// Non-blocking finalize answers ncclInProgress: poll each communicator (deadline)
+// before destroying it; one that fails or hangs gets all of them aborted.
+void NcclCommunicator::finalize_comms() noexcept {
+  for (ncclComm_t c : all_comms()) {
+    const ncclResult_t r = ncclCommFinalize(c);
+    if (r == ncclInProgress) {
+      std::string error;
+      const Settled s = settle(timeout_s_, [&] { return async_progress({c}, error); }, [](Settled) {});
+      if (s != Settled::ready) {
+        std::fprintf(stderr, "ptdp: %s: ncclCommFinalize %s; aborting the NCCL communicators\n",
+                     cuda::where().c_str(), s == Settled::timed_out ? "timed out" : error.c_str());
+        abort_comms();
+        return;
+      }
+    } else {
+      report(r, "ncclCommFinalize");
+    }
+  }
+  for (ncclComm_t c : all_comms()) report(ncclCommDestroy(c), "ncclCommDestroy");
 }
 
 void NcclCommunicator::release() noexcept {
@@ -225,24 +293,30 @@ void NcclCommunicator::abort(const std::string& why) {
 }
 
 void NcclCommunicator::check_async(const std::vector<ncclComm_t>& comms, const std::string& what) {
-  for (ncclComm_t c : comms) {
-    ncclResult_t state = ncclSuccess;
-    const ncclResult_t r = ncclCommGetAsyncError(c, &state);
-    if (r != ncclSuccess) fail(what + ": ncclCommGetAsyncError failed: " + ncclGetErrorString(r));
-    if (state != ncclSuccess && state != ncclInProgress) {
-      const char* last = ncclGetLastError(c);
-      fail(what + ": asynchronous NCCL error: " + ncclGetErrorString(state) +
-           (last != nullptr && *last != '\0' ? std::string("; last error: ") + last : std::string()));
-    }
-  }
+  std::string error;
+  if (async_progress(comms, error) == Progress::failed) fail(what + ": " + error);
+}
+
+void NcclCommunicator::await(const std::vector<ncclComm_t>& comms, const std::string& what) {
+  std::string error;
+  settle(timeout_s_, [&] { return async_progress(comms, error); }, [&](Settled s) {
+    fail(what + (s == Settled::timed_out ? " did not finish within " + std::to_string(static_cast<int>(timeout_s_)) +
+                                               " s (a peer died, stopped answering, or never made the same call)"
+                                         : ": " + error));
+  });
+}
+
+void NcclCommunicator::enqueued(ncclResult_t r, const std::vector<ncclComm_t>& comms, const char* expr,
+                                const char* file, int line) {
+  if (r == ncclInProgress) return await(comms, std::string(expr) + " (" + file + ":" + std::to_string(line) + ")");
+  cuda::check(r, expr, file, line);
 }
 
 void NcclCommunicator::wait_event(cudaEvent_t event, const std::vector<ncclComm_t>& comms, const std::string& what) {
   const bool done = poll_until(timeout_s_, [&](long polls) {
-    const cudaError_t e = cudaEventQuery(event);
-    if (e == cudaSuccess) return true;
-    if (e != cudaErrorNotReady) fail(what + ": " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
-    (void)cudaGetLastError();  // "not ready" is no error: keep it from the next launch check
+    const QueryResult q = cuda::read_event(event);
+    if (q.state == QueryState::failed) fail(what + ": " + cuda::describe(q.error));
+    if (q.state == QueryState::ready) return true;
     if ((polls & 63) == 0) check_async(comms, what);
     return false;
   });
@@ -252,17 +326,18 @@ void NcclCommunicator::wait_event(cudaEvent_t event, const std::vector<ncclComm_
 }
 
 void NcclCommunicator::all_reduce(void* buf, std::int64_t count, DType type, ReduceOp op) {
-  PTDP_NCCL_CHECK(ncclAllReduce(buf, buf, nccl_count(count), nccl_type(type), nccl_op(op), comm_, compute_));
+  PTDP_NCCL_ENQUEUE(ncclAllReduce(buf, buf, nccl_count(count), nccl_type(type), nccl_op(op), comm_, compute_), {comm_});
   this->count(payload(count, type));
 }
 
 void NcclCommunicator::all_gather(const void* send, void* recv, std::int64_t count, DType type) {
-  PTDP_NCCL_CHECK(ncclAllGather(send, recv, nccl_count(count), nccl_type(type), comm_, compute_));
+  PTDP_NCCL_ENQUEUE(ncclAllGather(send, recv, nccl_count(count), nccl_type(type), comm_, compute_), {comm_});
   this->count(payload(count, type));
 }
 
 void NcclCommunicator::reduce_scatter(const void* send, void* recv, std::int64_t count, DType type, ReduceOp op) {
-  PTDP_NCCL_CHECK(ncclReduceScatter(send, recv, nccl_count(count), nccl_type(type), nccl_op(op), comm_, compute_));
+  PTDP_NCCL_ENQUEUE(ncclReduceScatter(send, recv, nccl_count(count), nccl_type(type), nccl_op(op), comm_, compute_),
+                    {comm_});
   this->count(payload(count, type) * size_);
 }
 
@@ -270,14 +345,14 @@ void NcclCommunicator::broadcast(void* buf, std::int64_t count, DType type, int 
   if (root < 0 || root >= size_)
     throw std::invalid_argument("NCCL communicator: broadcast from rank " + std::to_string(root) +
                                 " in a group of " + std::to_string(size_));
-  PTDP_NCCL_CHECK(ncclBroadcast(buf, buf, nccl_count(count), nccl_type(type), root, comm_, compute_));
+  PTDP_NCCL_ENQUEUE(ncclBroadcast(buf, buf, nccl_count(count), nccl_type(type), root, comm_, compute_), {comm_});
   this->count(payload(count, type));
 }
 
 double NcclCommunicator::all_reduce_host(double value, ReduceOp op) {
   *pinned_ = value;  // the previous call waited for its copy back: the value is free
   PTDP_CUDA_CHECK(cudaMemcpyAsync(scalar_, pinned_, sizeof(double), cudaMemcpyHostToDevice, compute_));
-  PTDP_NCCL_CHECK(ncclAllReduce(scalar_, scalar_, 1, ncclFloat64, nccl_op(op), comm_, compute_));
+  PTDP_NCCL_ENQUEUE(ncclAllReduce(scalar_, scalar_, 1, ncclFloat64, nccl_op(op), comm_, compute_), {comm_});
   PTDP_CUDA_CHECK(cudaMemcpyAsync(pinned_, scalar_, sizeof(double), cudaMemcpyDeviceToHost, compute_));
   PTDP_CUDA_CHECK(cudaEventRecord(host_wait_, compute_));
   wait_event(host_wait_, {comm_}, "all-reduce of a host value");
@@ -285,7 +360,7 @@ double NcclCommunicator::all_reduce_host(double value, ReduceOp op) {
 }
 
 void NcclCommunicator::barrier() {
-  PTDP_NCCL_CHECK(ncclAllReduce(scalar_ + 1, scalar_ + 1, 1, ncclFloat64, ncclSum, comm_, compute_));
+  PTDP_NCCL_ENQUEUE(ncclAllReduce(scalar_ + 1, scalar_ + 1, 1, ncclFloat64, ncclSum, comm_, compute_), {comm_});
   PTDP_CUDA_CHECK(cudaEventRecord(host_wait_, compute_));
   wait_event(host_wait_, {comm_}, "barrier");
 }
@@ -293,12 +368,16 @@ void NcclCommunicator::barrier() {
 std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key) {
   if (color < 0) throw std::invalid_argument("NCCL communicator: split with negative color " + std::to_string(color));
   std::unique_ptr<NcclCommunicator> sub(new NcclCommunicator(host_->split(color, key), compute_, timeout_s_));
-  PTDP_NCCL_CHECK(ncclCommSplit(comm_, color, key, &sub->comm_, nullptr));
-  int n = 0, r = 0;
+  ncclConfig_t config = nonblocking_config();
+  // The new communicator answers for the split; the parent is polled too (it
+  // takes part in the split and must be idle before its next call).
+  const ncclResult_t r = ncclCommSplit(comm_, color, key, &sub->comm_, &config);
+  sub->enqueued(r, {comm_, sub->comm_}, "ncclCommSplit", __FILE__, __LINE__);
+  int n = 0, me = 0;
   PTDP_NCCL_CHECK(ncclCommCount(sub->comm_, &n));
-  PTDP_NCCL_CHECK(ncclCommUserRank(sub->comm_, &r));
-  if (n != sub->size_ || r != sub->rank_)
-    throw std::logic_error("NCCL communicator: split gave rank " + std::to_string(r) + " of " + std::to_string(n) +
+  PTDP_NCCL_CHECK(ncclCommUserRank(sub->comm_, &me));
+  if (n != sub->size_ || me != sub->rank_)
+    throw std::logic_error("NCCL communicator: split gave rank " + std::to_string(me) + " of " + std::to_string(n) +
                            ", the host communicator rank " + std::to_string(sub->rank_) + " of " +
                            std::to_string(sub->size_));
   return sub;
@@ -318,8 +397,8 @@ std::unique_ptr<Request> NcclCommunicator::isend(const void* buf, std::int64_t c
   auto request = std::make_unique<NcclP2pRequest>(*this, ch.comm, false, "send to " + peer_name(peer));
   PTDP_CUDA_CHECK(cudaEventRecord(ch.ready, compute_));  // the kernels that wrote `buf`
   PTDP_CUDA_CHECK(cudaStreamWaitEvent(ch.stream, ch.ready, 0));
-  PTDP_NCCL_CHECK(ncclSend(buf, nccl_count(count), nccl_type(type), 1, ch.comm, ch.stream));
-  request->record(ch.stream);
+  PTDP_NCCL_ENQUEUE(ncclSend(buf, nccl_count(count), nccl_type(type), 1, ch.comm, ch.stream), {ch.comm});
+  posted(*request, ch);
   this->count(payload(count, type));
   return request;
 }
@@ -329,9 +408,37 @@ std::unique_ptr<Request> NcclCommunicator::irecv(void* buf, std::int64_t count, 
   auto request = std::make_unique<NcclP2pRequest>(*this, ch.comm, true, "receive from " + peer_name(peer));
   PTDP_CUDA_CHECK(cudaEventRecord(ch.ready, compute_));  // `buf` allocated and no longer read there
   PTDP_CUDA_CHECK(cudaStreamWaitEvent(ch.stream, ch.ready, 0));
-  PTDP_NCCL_CHECK(ncclRecv(buf, nccl_count(count), nccl_type(type), 0, ch.comm, ch.stream));
-  request->record(ch.stream);
+  PTDP_NCCL_ENQUEUE(ncclRecv(buf, nccl_count(count), nccl_type(type), 0, ch.comm, ch.stream), {ch.comm});
+  posted(*request, ch);
   return request;
+}
+
+// A request's completion event goes on its channel's stream after the NCCL
+// call; inside a group NCCL enqueues the calls only at ncclGroupEnd, so the
+// event waits for group_end.
+void NcclCommunicator::posted(NcclP2pRequest& request, const Channel& ch) {
+  if (group_depth_ == 0) return request.record(ch.stream);
+  group_.push_back({&request, ch.stream});
+  if (std::find(group_comms_.begin(), group_comms_.end(), ch.comm) == group_comms_.end())
+    group_comms_.push_back(ch.comm);
+}
+
+void NcclCommunicator::group_start() {
+  PTDP_NCCL_CHECK(ncclGroupStart());
+  ++group_depth_;
+}
+
+// NCCL joins the streams of a group's channels: the step's sends and receives
+// start together once each channel's earlier messages finished. The executor
+// groups only schedules whose steps pair up across ranks (core/runtime/transfer_steps.h).
+void NcclCommunicator::group_end() {
+  if (group_depth_ == 0) throw std::logic_error("NCCL communicator: group_end without group_start");
+  --group_depth_;
+  PTDP_NCCL_ENQUEUE(ncclGroupEnd(), group_comms_);
+  if (group_depth_ > 0) return;
+  for (auto& [request, stream] : group_) request->record(stream);
+  group_.clear();
+  group_comms_.clear();
 }
 
 void NcclCommunicator::prepare_p2p(const std::vector<int>& peers) {
@@ -354,13 +461,18 @@ void NcclCommunicator::prepare_p2p(const std::vector<int>& peers) {
       PTDP_CUDA_CHECK(cudaEventCreateWithFlags(&ch.ready, cudaEventDisableTiming));
     }
   // One group: every rank initialises all its directions at once, so no order
-  // of creation between ranks can wait in a cycle.
+  // of creation between ranks can wait in a cycle. Non-blocking: the group's
+  // end answers ncclInProgress and each new channel is polled to completion.
+  ncclConfig_t config = nonblocking_config();
+  std::vector<ncclComm_t> created;
   PTDP_NCCL_CHECK(ncclGroupStart());
   for (std::size_t i = 0; i < order.size(); ++i) {
-    PTDP_NCCL_CHECK(ncclCommInitRank(&channels_[{rank_, order[i]}].comm, 2, ids[i].first, 0));
-    PTDP_NCCL_CHECK(ncclCommInitRank(&channels_[{order[i], rank_}].comm, 2, ids[i].second, 1));
+    PTDP_NCCL_CHECK(ncclCommInitRankConfig(&channels_[{rank_, order[i]}].comm, 2, ids[i].first, 0, &config));
+    PTDP_NCCL_CHECK(ncclCommInitRankConfig(&channels_[{order[i], rank_}].comm, 2, ids[i].second, 1, &config));
+    created.push_back(channels_[{rank_, order[i]}].comm);
+    created.push_back(channels_[{order[i], rank_}].comm);
   }
-  PTDP_NCCL_CHECK(ncclGroupEnd());
+  PTDP_NCCL_ENQUEUE(ncclGroupEnd(), created);
   connect_channels(order);
 }
 
@@ -392,9 +504,9 @@ void NcclCommunicator::connect_channels(const std::vector<int>& peers) {
     if (sender) {
       PTDP_CUDA_CHECK(cudaEventRecord(ch.ready, compute_));  // after the constructor's memset
       PTDP_CUDA_CHECK(cudaStreamWaitEvent(ch.stream, ch.ready, 0));
-      PTDP_NCCL_CHECK(ncclSend(scalar_ + 2, 1, ncclFloat64, 1, ch.comm, ch.stream));
+      PTDP_NCCL_ENQUEUE(ncclSend(scalar_ + 2, 1, ncclFloat64, 1, ch.comm, ch.stream), {ch.comm});
     } else {
-      PTDP_NCCL_CHECK(ncclRecv(scalar_ + 3, 1, ncclFloat64, 0, ch.comm, ch.stream));
+      PTDP_NCCL_ENQUEUE(ncclRecv(scalar_ + 3, 1, ncclFloat64, 0, ch.comm, ch.stream), {ch.comm});
     }
     PTDP_CUDA_CHECK(cudaEventRecord(ch.ready, ch.stream));
     wait_event(ch.ready, {ch.comm}, std::string("the first message ") + (sender ? "to " : "from ") + peer_name(peer));

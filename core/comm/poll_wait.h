@@ -1,11 +1,12 @@
 // Waiting on a non-blocking operation by polling, with a deadline. Shared by the
-// MPI and NCCL communicators: spin for the first 64 polls (fast completions pay no
+// MPI and NCCL communicators and the CUDA stream waits: spin for the first 64 polls (fast completions pay no
 // latency), then yield, then sleep 50 µs between polls, so a rank waiting on a slow
 // peer does not hold a core. The deadline is read every 256 polls (clock reads cost).
 #pragma once
 #include <sched.h>
 
 #include <chrono>
+#include <cstdint>
 #include <thread>
 
 namespace ptdp {
@@ -22,6 +23,32 @@ bool poll_until(double timeout_s, Done done) {
     else std::this_thread::sleep_for(std::chrono::microseconds(50));
     if ((polls & 255) == 0 && std::chrono::steady_clock::now() > deadline) return false;
   }
+}
+
+}  // namespace ptdp
+
+namespace ptdp {
+
+// The state of an asynchronous set-up (a non-blocking NCCL communicator being
+// created, split or finalized): still going, done, or failed.
+enum class Progress : std::uint8_t { in_progress, ready, failed };
+
+// How settle() ended.
+enum class Settled : std::uint8_t { ready, failed, timed_out };
+
+// Polls progress() (→ Progress) until it is no longer in_progress. On failure
+// or after timeout_s, calls abort(Settled) exactly once (it may throw or end
+// the job) and returns how it ended.
+template <class ProgressFn, class Abort>
+Settled settle(double timeout_s, ProgressFn progress, Abort abort) {
+  Progress last = Progress::in_progress;
+  const bool finished = poll_until(timeout_s, [&](long) {
+    last = progress();
+    return last != Progress::in_progress;
+  });
+  const Settled outcome = !finished ? Settled::timed_out : last == Progress::ready ? Settled::ready : Settled::failed;
+  if (outcome != Settled::ready) abort(outcome);
+  return outcome;
 }
 
 }  // namespace ptdp

@@ -83,6 +83,8 @@ class RecordingCommunicator final : public Communicator {
     return inner_->irecv(buf, count, type, peer, tag);
   }
   void barrier() override { inner_->barrier(); }
+  void group_start() override { inner_->group_start(); }
+  void group_end() override { inner_->group_end(); }
   void prepare_p2p(const std::vector<int>& peers) override { inner_->prepare_p2p(peers); }
   std::unique_ptr<Communicator> split(int color, int key) override { return inner_->split(color, key); }
   [[noreturn]] void abort(const std::string& why) override {

@@ -9,13 +9,20 @@
 #include "core/comm/tensor_collectives.h"
 #include "core/optim/grad_clip.h"
 #include "core/optim/grad_reduce.h"
+#include "core/schedule/registry.h"
 
 namespace ptdp {
 
 Executor::Executor(const Config& cfg, Ops& ops, RankModel& model, AdamW& optimizer, ProcessGroups& groups,
                    const TokenSource& data)
     : cfg_(cfg), ops_(ops), model_(model), optimizer_(optimizer), groups_(groups), data_(data),
-      scaler_(cfg.plan.precision == Precision::fp16) {}
+      scaler_(cfg.plan.precision == Precision::fp16) {
+  const Plan& p = cfg.plan;
+  if (p.pp > 1) {
+    const std::vector<Program> pipeline = build_pipeline(p.schedule, p.pp, p.micro_batches(), p.virtual_stages);
+    group_transfers_ = grouped_steps_deadlock(pipeline).empty();
+  }
+}
 
 // Host synchronisations of one iteration (none per micro-batch: losses are
 // summed on the device, token ids are uploaded asynchronously from pinned
@@ -28,7 +35,7 @@ Executor::Executor(const Config& cfg, Ops& ops, RankModel& model, AdamW& optimiz
 //     timing marks can be read and the iteration's time is complete.
 // Outside: Trainer::step's barrier before run() (all ranks start the clock
 // together) and its host all-reduces of the time and loss after it. Pipeline
-// receives (receive()) wait as the communicator's requests do.
+// receives wait on the host only on host backends (Request::order_before_use).
 IterationResult Executor::run(const Program& program, std::int64_t first_sample) {
   first_sample_ = first_sample;
   model_.zero_grads();
@@ -44,13 +51,20 @@ IterationResult Executor::run(const Program& program, std::int64_t first_sample)
   ops_.reset_marks(2 * static_cast<int>(program.size()) + 1);
   ops_.record_mark(0);
   std::vector<TimelineEvent> waits;
-  for (std::size_t i = 0; i < program.size(); ++i) {
-    ops_.record_mark(static_cast<int>(2 * i + 1));
-    execute(program[i], result);
-    ops_.record_mark(static_cast<int>(2 * i + 2));
+  for (std::size_t i = 0; i < program.size();) {
+    std::size_t end = transfer_step_end(program, i);
+    if (end > i) {
+      run_transfer_step(program, i, end);
+    } else {
+      ops_.record_mark(static_cast<int>(2 * i + 1));
+      execute(program[i], result);
+      ops_.record_mark(static_cast<int>(2 * i + 2));
+      end = i + 1;
+    }
     for (const CommWait& w : groups_.recorder->drain())
-      waits.push_back({groups_.world_rank, program[i], w.start_s, w.end_s, w.group, w.op});
+      waits.push_back({groups_.world_rank, program[end - 1], w.start_s, w.end_s, w.group, w.op});
     drain_sends(false);
+    i = end;
   }
   groups_.recorder->stop();
   drain_sends(true);
@@ -66,20 +80,13 @@ IterationResult Executor::run(const Program& program, std::int64_t first_sample)
 }
 
 void Executor::execute(const Instr& in, IterationResult& result) {
-  const int vs = in.chunk * cfg_.plan.pp + groups_.coord.pp;  // this chunk's virtual stage
   switch (in.op) {
-    case Op::recv_forward: slot(in.mb, in.chunk).input = receive(in, tag(false, vs, in.mb)); break;
+    case Op::recv_forward:
+    case Op::send_forward:
+    case Op::recv_backward:
+    case Op::send_backward: throw std::logic_error(to_string(in) + " outside a transfer step");
     case Op::forward: forward(in, result); break;
-    case Op::send_forward:  // to virtual stage vs + 1
-      send(in, slot(in.mb, in.chunk).output, tag(false, vs + 1, in.mb));
-      slot(in.mb, in.chunk).output = Tensor{};
-      break;
-    case Op::recv_backward: slot(in.mb, in.chunk).dout = receive(in, tag(true, vs, in.mb)); break;
     case Op::backward: backward(in); break;
-    case Op::send_backward:  // to virtual stage vs - 1
-      send(in, slot(in.mb, in.chunk).dinput, tag(true, vs - 1, in.mb));
-      slots_.erase({in.mb, in.chunk});
-      break;
     case Op::reduce_tied: reduce_tied_embedding(model_.tied_word(), *groups_.embedding); break;
     case Op::reduce_grads: reduce_->finish(); break;  // the buckets not launched during the backward
     case Op::optimizer_step: optimizer_step(result); break;
@@ -141,21 +148,61 @@ int Executor::tag(bool gradient, int virtual_stage, int mb) const {
   return 2 * (virtual_stage * cfg_.plan.micro_batches() + mb) + (gradient ? 1 : 0);
 }
 
-Tensor Executor::receive(const Instr& in, int message_tag) {
-  const Model& m = cfg_.model;
-  Tensor x = ops_.empty({cfg_.plan.micro_batch, m.seq_len, m.hidden});
-  Communicator& tp = *groups_.tp;
-  if (cfg_.plan.scatter_gather && tp.size() > 1) {  // receive 1/t, all-gather over the tensor group
-    Tensor piece = ops_.empty({x.numel() / tp.size()});
-    groups_.pp->irecv(piece.raw(), piece.numel(), piece.dtype(), in.peer, message_tag)->wait();
-    all_gather(tp, piece, x);
-    return x;
+// The sends and receives of one schedule step (e.g. 1F1B's send_forward then
+// recv_backward) go out as one group, as Megatron's batch_isend_irecv: all are
+// posted, the group ends, then the receives complete. On NCCL completing a
+// receive only orders the compute stream after it, so the host never stalls on
+// a transfer; on MPI it waits before the data is used. Where the schedule's
+// steps do not pair up across ranks (interleaved's steady state), grouped steps could
+// wait in a cycle: the transfers then go out one by one, each on its own
+// direction's NCCL channel, which cannot. Each instruction's marks bracket its
+// posting; the last one's end mark follows the completion.
+void Executor::run_transfer_step(const Program& program, std::size_t begin, std::size_t end) {
+  std::vector<PostedReceive> receives;
+  Communicator& pp = *groups_.pp;
+  if (group_transfers_) pp.group_start();
+  for (std::size_t k = begin; k < end; ++k) {
+    ops_.record_mark(static_cast<int>(2 * k + 1));
+    const Instr& in = program[k];
+    if (in.op == Op::recv_forward || in.op == Op::recv_backward) receives.push_back(post_receive(in));
+    else post_send(in);
+    if (k + 1 < end) ops_.record_mark(static_cast<int>(2 * k + 2));
   }
-  groups_.pp->irecv(x.raw(), x.numel(), x.dtype(), in.peer, message_tag)->wait();
-  return x;
+  if (group_transfers_) pp.group_end();
+  for (PostedReceive& r : receives) complete_receive(r);
+  ops_.record_mark(static_cast<int>(2 * end));
 }
 
-void Executor::send(const Instr& in, const Tensor& x, int message_tag) {
+// recv_forward(mb, c) takes virtual stage vs's input, recv_backward its output's gradient.
+Executor::PostedReceive Executor::post_receive(const Instr& in) {
+  const int vs = in.chunk * cfg_.plan.pp + groups_.coord.pp;  // this chunk's virtual stage
+  const int message_tag = tag(in.op == Op::recv_backward, vs, in.mb);
+  const Model& m = cfg_.model;
+  PostedReceive r{in, ops_.empty({cfg_.plan.micro_batch, m.seq_len, m.hidden}), Tensor{}, nullptr};
+  Communicator& tp = *groups_.tp;
+  const Tensor* target = &r.x;
+  if (cfg_.plan.scatter_gather && tp.size() > 1) {  // receive 1/t; all-gathered once the group ended
+    r.piece = ops_.empty({r.x.numel() / tp.size()});
+    target = &r.piece;
+  }
+  r.request = groups_.pp->irecv(target->raw(), target->numel(), target->dtype(), in.peer, message_tag);
+  return r;
+}
+
+void Executor::complete_receive(PostedReceive& r) {
+  r.request->order_before_use();
+  if (r.piece.defined()) all_gather(*groups_.tp, r.piece, r.x);
+  Slot& s = slot(r.in.mb, r.in.chunk);
+  (r.in.op == Op::recv_forward ? s.input : s.dout) = r.x;
+}
+
+// send_forward goes to virtual stage vs + 1, send_backward to vs − 1; the
+// slot's tensor is released here (the pending send keeps its buffer alive).
+void Executor::post_send(const Instr& in) {
+  const int vs = in.chunk * cfg_.plan.pp + groups_.coord.pp;
+  const bool gradient = in.op == Op::send_backward;
+  Slot& s = slot(in.mb, in.chunk);
+  const Tensor x = gradient ? s.dinput : s.output;
   if (!x.defined()) throw std::logic_error("send of " + to_string(in) + " before its tensor exists");
   Communicator& tp = *groups_.tp;
   Tensor payload = x;
@@ -163,7 +210,10 @@ void Executor::send(const Instr& in, const Tensor& x, int message_tag) {
     const std::int64_t piece = x.numel() / tp.size();
     payload = x.view({x.numel()}).rows(tp.rank() * piece, piece);
   }
+  const int message_tag = tag(gradient, gradient ? vs - 1 : vs + 1, in.mb);
   sends_.push_back({groups_.pp->isend(payload.raw(), payload.numel(), payload.dtype(), in.peer, message_tag), payload});
+  if (gradient) slots_.erase({in.mb, in.chunk});
+  else s.output = Tensor{};
 }
 
 void Executor::drain_sends(bool wait_all) {

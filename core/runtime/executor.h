@@ -18,6 +18,7 @@
 #include "core/optim/grad_reduce.h"
 #include "core/optim/loss_scaler.h"
 #include "core/runtime/grad_overlap.h"
+#include "core/runtime/transfer_steps.h"
 #include "core/schedule/instruction.h"
 
 namespace ptdp {
@@ -49,12 +50,21 @@ class Executor {
     std::unique_ptr<Request> request;
     Tensor buffer;  // kept alive until the send completed
   };
+  struct PostedReceive {
+    Instr in;
+    Tensor x;      // (b, s, h): the received tensor
+    Tensor piece;  // (b·s·h/t): the received 1/t with scatter/gather, else undefined
+    std::unique_ptr<Request> request;
+  };
 
   void execute(const Instr& in, IterationResult& result);
   void forward(const Instr& in, IterationResult& result);
   void backward(const Instr& in);
-  Tensor receive(const Instr& in, int tag);
-  void send(const Instr& in, const Tensor& x, int tag);
+  // Runs the transfers program[begin, end) of one schedule step as one group.
+  void run_transfer_step(const Program& program, std::size_t begin, std::size_t end);
+  void post_send(const Instr& in);
+  PostedReceive post_receive(const Instr& in);
+  void complete_receive(PostedReceive& r);
   void drain_sends(bool wait_all);
   void optimizer_step(IterationResult& result);
   void plan_reduction(const Program& program);
@@ -73,6 +83,7 @@ class Executor {
   std::map<std::pair<int, int>, Slot> slots_;
   std::map<int, MicroBatch> batches_;
   std::vector<PendingSend> sends_;
+  bool group_transfers_ = true;  // the schedule's steps pair up across ranks (transfer_steps.h)
   LossScaler scaler_;
   Tensor loss_sum_;                             // (1) f64: Σ per-token losses of this iteration, on the device
   LastBackwards last_backwards_;                // when each chunk's gradients become final

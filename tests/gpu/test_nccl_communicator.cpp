@@ -138,6 +138,16 @@ TEST_F(NcclWorldOfOne, PointToPointNeedsPreparedPeers) {
   EXPECT_EQ(comm_->stats().calls, 0);
 }
 
+// A group with nothing in it ends at once (non-blocking communicators answer
+// ncclInProgress or success) and leaves the communicator usable; an unmatched
+// group_end is refused.
+TEST_F(NcclWorldOfOne, EmptyGroupEndsAndTheCommunicatorStaysUsable) {
+  comm_->group_start();
+  comm_->group_end();
+  EXPECT_THROW(comm_->group_end(), std::logic_error);
+  EXPECT_EQ(comm_->all_reduce_host(5.0, ReduceOp::sum), 5.0);
+}
+
 }  // namespace
 }  // namespace ptdp
 

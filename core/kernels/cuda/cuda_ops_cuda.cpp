@@ -3,16 +3,15 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include <chrono>
 #include <cstdint>
 #include <cstring>
-#include <sched.h>
 #include <stdexcept>
-#include <thread>
 
+#include "core/comm/poll_wait.h"
 #include "core/kernels/cuda/adamw_table.h"
 #include "core/kernels/cuda/cuda_check.h"
 #include "core/kernels/cuda/cuda_ops.h"
+#include "core/kernels/cuda/cuda_query.h"
 #include "core/kernels/cuda/gemm.h"
 #include "core/kernels/cuda/grad_norm.h"
 #include "core/kernels/cuda/init.h"
@@ -69,20 +68,21 @@ std::string CudaOps::name() const {
          (options_.attention == Attention::flash ? "-flash" : "-unfused-attention");
 }
 
-// Polls the stream so that a hung collective ends the run after the timeout.
+// Polls the stream with the run's deadline, so that a hung kernel, NCCL
+// collective or pipeline transfer (a peer died or stopped answering: the
+// compute stream waits on every received message) ends the run instead of
+// hanging it. Each "not ready" answer is cleared from the last-error slot.
 void CudaOps::wait_for_stream(const char* what) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options_.timeout_s);
-  for (long spins = 0;; ++spins) {
-    const cudaError_t e = cudaStreamQuery(stream_);
-    if (e == cudaSuccess) return;
-    if (e != cudaErrorNotReady) PTDP_CUDA_CHECK(e);
-    if (spins < 1000) sched_yield();
-    else std::this_thread::sleep_for(std::chrono::microseconds(50));
-    if (std::chrono::steady_clock::now() > deadline)
-      throw std::runtime_error(cuda::where() + ": " + what + ": device work did not finish within " +
-                               std::to_string(static_cast<int>(options_.timeout_s)) +
-                               " s (a peer may have died or stopped answering)");
-  }
+  const std::string place = cuda::where() + ": " + what;
+  const bool done = poll_until(options_.timeout_s, [&](long) {
+    return query_ready([this] { return cudaStreamQuery(stream_); }, [] { return cudaGetLastError(); },
+                       cuda::describe, place);
+  });
+  if (!done)
+    throw std::runtime_error(place + ": device work did not finish within " +
+                             std::to_string(static_cast<int>(options_.timeout_s)) +
+                             " s (a kernel, an NCCL collective or a pipeline transfer hung: a peer may have "
+                             "died or stopped answering)");
 }
 
 void CudaOps::synchronize() { wait_for_stream("synchronize"); }

@@ -1,0 +1,59 @@
+// Transfer steps (consecutive send/receive instructions) and the simulation of
+// grouped steps (core/runtime/transfer_steps.h): GPipe and 1F1B on every small
+// shape, and interleaved without a steady state (m = p), pair up without a
+// wait cycle; interleaved's steady state does not (the executor then does not
+// group); a hand-made cycle is found.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/runtime/transfer_steps.h"
+#include "core/schedule/registry.h"
+
+namespace ptdp {
+namespace {
+
+TEST(TransferSteps, ConsecutiveTransfersFormOneStep) {
+  const Program prog{{Op::forward, 0, 0},         {Op::send_forward, 0, 0, 1}, {Op::recv_backward, 1, 0, 1},
+                     {Op::backward, 1, 0},        {Op::send_backward, 1, 0, 0}};
+  EXPECT_EQ(transfer_step_end(prog, 0), 0u);
+  EXPECT_EQ(transfer_step_end(prog, 1), 3u);
+  EXPECT_EQ(transfer_step_end(prog, 4), 5u);
+}
+
+TEST(TransferSteps, GroupedGpipeAnd1f1bNeverWaitInACycle) {
+  for (const char* schedule : {"gpipe", "1f1b"})
+    for (int p = 2; p <= 5; ++p)
+      for (int m = 1; m <= 9; ++m)
+        EXPECT_EQ(grouped_steps_deadlock(build_pipeline(schedule, p, m, 1)), "")
+            << schedule << " p=" << p << " m=" << m;
+}
+
+// With m == p the interleaved schedule runs all forwards, then all backwards.
+TEST(TransferSteps, GroupedInterleavedWithoutSteadyStateNeverWaitsInACycle) {
+  for (int p = 2; p <= 4; ++p)
+    for (int v = 2; v <= 3; ++v)
+      EXPECT_EQ(grouped_steps_deadlock(build_pipeline("interleaved", p, p, v)), "") << "p=" << p << " v=" << v;
+}
+
+// In the steady state rank 0's send_backward of its last chunk goes around the
+// ring to rank p−1, which is still in its step {send_backward, recv_forward}
+// with rank p−2, and so on down to rank 0 (on p = 2 the ring is the pair):
+// the reason the executor issues these transfers ungrouped.
+TEST(TransferSteps, GroupedInterleavedSteadyStateWaitsInACycle) {
+  for (int p = 2; p <= 4; ++p)
+    EXPECT_NE(grouped_steps_deadlock(build_pipeline("interleaved", p, 2 * p, 2)), "") << "p=" << p;
+}
+
+// The simulation can fail: a rank that waits for a gradient before sending the
+// activation that produces it deadlocks.
+TEST(TransferSteps, SimulationFindsACycle) {
+  const std::vector<Program> programs{
+      {{Op::forward, 0, 0}, {Op::recv_backward, 0, 0, 1}, {Op::backward, 0, 0}, {Op::send_forward, 0, 0, 1}},
+      {{Op::recv_forward, 0, 0, 0}, {Op::forward, 0, 0}, {Op::backward, 0, 0}, {Op::send_backward, 0, 0, 0}}};
+  EXPECT_NE(grouped_steps_deadlock(programs), "");
+}
+
+}  // namespace
+}  // namespace ptdp
