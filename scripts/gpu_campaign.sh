@@ -21,6 +21,7 @@
 #   PTDP_CAMPAIGN_CMAKE_EXTRA      extra configure arguments (e.g. -DPTDP_WITH_CUDA=OFF)
 #   PTDP_CAMPAIGN_COMPILE  [1]     0: the PyTorch baseline runs without torch.compile
 #   PTDP_CAMPAIGN_BUILD_CAP_S [330] the build step's cap (a rehearsal on 2 cores needs more)
+#   PTDP_CAMPAIGN_PYTHON   [/opt/torch/.venv/bin/python3, else python3] the Python with torch
 set -u
 [ $# -ge 1 ] || { echo "usage: $0 OUTDIR [--part 1|2|all] [--steps LIST]"; exit 2; }
 OUTDIR=$(realpath -m "$1"); shift
@@ -56,6 +57,7 @@ START=$(date +%s)
 export START
 PY=python3
 [ -x /opt/torch/.venv/bin/python3 ] && PY=/opt/torch/.venv/bin/python3
+PY=${PTDP_CAMPAIGN_PYTHON:-$PY}
 export PY
 export OPENBLAS_NUM_THREADS=1 PYTHONUNBUFFERED=1
 
@@ -112,7 +114,11 @@ for d in cudnn/lib nccl/lib cublas/lib cu13/lib; do
   [ -n "$NV_SITE" ] && [ -d "$NV_SITE/nvidia/$d" ] && LIBDIRS="$LIBDIRS:$NV_SITE/nvidia/$d"
 done
 export CUDNN_DIR NCCL_DIR
+# ptdp gets the bundle's and pip's libraries; PyTorch keeps the machine's own search path.
+export ORIG_LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}
 export LD_LIBRARY_PATH="$LIBDIRS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+torch_py() { LD_LIBRARY_PATH=$ORIG_LD_LIBRARY_PATH "$PY" "$@"; }
+export -f torch_py
 PTDP=$BUILD/endtoend/ptdp
 export PTDP
 
@@ -134,7 +140,7 @@ step_env() {
     echo "== cmake"; cmake --version 2>&1 | head -1; echo "ninja $(ninja --version 2>&1)"
     echo "== c++"; c++ --version 2>&1 | head -1
     echo "== python ($PY)"
-    $PY -c 'import sys, torch; print("python", sys.version.split()[0]); print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(), "nccl", torch.cuda.nccl.version() if torch.cuda.is_available() else None, "device", torch.cuda.get_device_name(0) if torch.cuda.is_available() else None)' 2>&1
+    torch_py -c 'import sys, torch; print("python", sys.version.split()[0]); print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(), "nccl", torch.cuda.nccl.version() if torch.cuda.is_available() else None, "device", torch.cuda.get_device_name(0) if torch.cuda.is_available() else None)' 2>&1
     echo "== nvidia python packages: $NV_SITE"
     echo "== libraries and headers (cudnn, cublasLt, nccl)"
     for r in $SEARCH_ROOTS; do
@@ -226,7 +232,7 @@ step_kernels() {
     note "ptdp_bench_kernels failed (logs/kernels.txt)"
   # The ceiling: ptdp's fastest GEMM at the config's shapes, and one 8192^3 bf16 GEMM through PyTorch
   # (random data, CUDA events, 3 warm-ups, median of 20).
-  $PY - "$WORK/kernels.json" "$WORK/gemm_ceiling.json" <<'EOF'
+  torch_py - "$WORK/kernels.json" "$WORK/gemm_ceiling.json" <<'EOF'
 import json, sys
 out = {}
 try:
@@ -279,7 +285,7 @@ try_sizes() {  # SYSTEM MODEL RC CAP [FIRST_MB]
       timeout -k 5 "$t" "$PTDP" train --config "$cfg" --device "$DEVICE" --iterations $iters --warmup $warm --out "$out" > "$log" 2>&1
     else
       local compile=(); [ "$COMPILE" = 1 ] || compile=(--no-compile)
-      timeout -k 5 "$t" $PY "$ROOT/endtoend/baselines/pytorch_gpt.py" --config "$cfg" --device "$DEVICE" --recompute "$rc" \
+      timeout -k 5 "$t" env LD_LIBRARY_PATH="$ORIG_LD_LIBRARY_PATH" "$PY" "$ROOT/endtoend/baselines/pytorch_gpt.py" --config "$cfg" --device "$DEVICE" --recompute "$rc" \
         --iterations $iters --warmup $warm "${compile[@]}" --out "$out" > "$log" 2>&1
     fi
     case $? in
@@ -315,7 +321,7 @@ step_train() {
 
 step_baseline() {
   need_gpu
-  $PY -c 'import torch' 2>/dev/null || { note "skipped: no torch in $PY"; exit 77; }
+  torch_py -c 'import torch' 2>/dev/null || { note "skipped: no torch in $PY"; exit 77; }
   local ok=0 first
   for combo in "1.7b none 170" "1.7b full 170" "350m none 120" "350m full 120"; do
     set -- $combo
