@@ -45,8 +45,8 @@ def result_row(path, r):
     peak = mem.get("peak_measured") if r.get("mode") != "projected" else mem.get("peak_model")
     it = (mt.get("iteration_s") or {}).get("median")
     return [model, r.get("system", "?"), r.get("mode", "?"), str(p.get("micro_batch", "")), p.get("recompute", ""),
-            num(it, ".3f"), pct(mt.get("mfu")), pct(mt.get("hfu")), num(mt.get("model_tflops_per_gpu"), ".1f"),
-            num(None if peak is None else peak / 2**30, ".1f"), num(mt.get("tokens_per_s"), ".0f")]
+            num(it, ".4g"), pct(mt.get("mfu")), pct(mt.get("hfu")), num(mt.get("model_tflops_per_gpu"), ".4g"),
+            num(None if peak is None else peak / 2**30, ".3g"), num(mt.get("tokens_per_s"), ".0f")]
 
 
 def main(folders):
