@@ -80,8 +80,9 @@ case "$GPU_NAME" in
   *) MACHINE=h100-80gb ;;  # the profile's peak is the SXM part's; env.txt names the card
 esac
 [ "$DEVICE" = cpu ] && MACHINE=cpu-host
-NVCC=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc /usr/local/cuda-*/bin/nvcc 2>/dev/null | head -1)
 NV_SITE=$($PY -c 'import nvidia, os; print(os.path.dirname(list(nvidia.__path__)[0]))' 2>/dev/null)
+NVCC=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc /usr/local/cuda-*/bin/nvcc 2>/dev/null | head -1)
+[ -z "$NVCC" ] && [ -n "$NV_SITE" ] && NVCC=$(find "$NV_SITE/nvidia" -maxdepth 4 -name nvcc -type f 2>/dev/null | head -1)
 SEARCH_ROOTS="${NV_SITE:+$NV_SITE/nvidia} /usr/local/cuda /usr/local/cuda-13 /usr/lib/x86_64-linux-gnu /usr/include"
 HAVE_MPIRUN=0; command -v mpirun >/dev/null && HAVE_MPIRUN=1
 export HAVE_GPU GPU_NAME MACHINE NVCC NV_SITE HAVE_MPIRUN SEARCH_ROOTS
