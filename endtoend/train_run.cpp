@@ -54,15 +54,18 @@ Series train(const Config& cfg, const TrainArgs& args, Trainer& trainer, Communi
   const bool root = world.rank() == 0;
   const auto fault = parse_fault(args.fault);
   const double flops = model_flops(cfg.model, cfg.plan.global_batch, cfg.plan.recompute);
+  const double peak = cfg.machine.peak_for(to_string(cfg.plan.precision));
   s.bubble.assign(static_cast<std::size_t>(world.size()), 0.0);
   s.idle_share = s.bubble;
   for (int it = 0; it < args.iterations; ++it) {
     inject(fault, world.rank(), it);
     const IterationRecord rec = trainer.step(it);
-    if (root)
-      std::printf("iter %4d/%d  loss %.4f  %.3f s  %.4f TFLOP/s per device%s\n", it + 1, args.iterations, rec.loss,
-                  rec.seconds, flops / (cfg.plan.world_size() * rec.seconds) / 1e12,
-                  it < args.warmup ? "  (warm-up)" : "");
+    if (root) {
+      const Utilization u = utilization(cfg.model, cfg.plan, rec.seconds, peak);
+      std::printf("iter %4d/%d  loss %.4f  %.3f s  %.4f TFLOP/s per device  MFU %.1f%%  HFU %.1f%%%s\n", it + 1,
+                  args.iterations, rec.loss, rec.seconds, flops / (cfg.plan.world_size() * rec.seconds) / 1e12,
+                  100 * u.mfu, 100 * u.hfu, it < args.warmup ? "  (warm-up)" : "");
+    }
     std::fflush(stdout);
     s.loss.push_back(rec.loss);
     s.grad_norm.push_back(rec.grad_norm);
@@ -171,9 +174,12 @@ int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& wor
     result["timeline"] = args.trace;
   }
   if (!args.out.empty()) write_json_atomic(args.out, result);
-  std::printf("ptdp train: median %.4f s/iteration, %.4f model TFLOP/s per device, bubble %.3f (analytical %.3f), "
-              "peak memory %.1f MiB%s%s\n",
+  const auto percent = [](const nlohmann::json& x) { return x.is_null() ? 0.0 : 100 * x.get<double>(); };
+  std::printf("ptdp train: median %.4f s/iteration, %.4f model TFLOP/s per device, MFU %.1f%%, HFU %.1f%% "
+              "(of %.4g TFLOP/s %s peak), bubble %.3f (analytical %.3f), peak memory %.1f MiB%s%s\n",
               metrics["iteration_s"]["median"].get<double>(), metrics["model_tflops_per_gpu"].get<double>(),
+              percent(metrics["mfu"]), percent(metrics["hfu"]), cfg.machine.peak_for(to_string(cfg.plan.precision)),
+              to_string(cfg.plan.precision).c_str(),
               metrics["bubble"]["measured"].get<double>(), metrics["bubble"]["analytical"].get<double>(),
               metrics["memory_bytes"]["peak_measured"].get<double>() / (1 << 20),
               args.out.empty() ? "" : ", result in ", args.out.c_str());

@@ -49,4 +49,12 @@ double hardware_flops(const Model& m, double batch, Recompute r) {
   return base;
 }
 
+Utilization utilization(const Model& m, const Plan& p, double iteration_s, double peak_tflops) {
+  const double gpus = p.world_size();
+  if (!(iteration_s > 0) || !(peak_tflops > 0) || !(gpus > 0)) return {};
+  const double peak_per_iteration = gpus * iteration_s * peak_tflops * 1e12;  // FLOPs the GPUs could do
+  return {model_flops_no_recompute(m, p.global_batch) / peak_per_iteration,
+          hardware_flops(m, p.global_batch, p.recompute) / peak_per_iteration};
+}
+
 }  // namespace ptdp

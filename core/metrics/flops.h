@@ -31,4 +31,17 @@ double model_flops(const Model& m, double batch, Recompute r);
 // forward under full, the attention scores 4·B·s²·h per layer under selective).
 double hardware_flops(const Model& m, double batch, Recompute r);
 
+// FLOP utilisation of one run, as fractions of the precision's dense peak:
+// MFU (model FLOPs utilisation) counts the FLOPs the model needs, without
+// recompute (the 72 form), so it does not rise when work is redone; HFU
+// (hardware FLOPs utilisation) counts the FLOPs executed (hardware_flops:
+// the 96 form under full recompute, the 72 form plus the recomputed attention
+// scores under selective). Both are per GPU per second over peak_tflops;
+// {0, 0} when the iteration time, the GPU count or the peak is not positive.
+struct Utilization {
+  double mfu = 0;
+  double hfu = 0;
+};
+Utilization utilization(const Model& m, const Plan& p, double iteration_s, double peak_tflops);
+
 }  // namespace ptdp

@@ -33,6 +33,14 @@ nlohmann::json throughput_metrics(const Config& cfg, double iteration_s) {
   const auto source = cfg.machine.sources.find("peak_tflops");
   j["peak_source"] = source != cfg.machine.sources.end() ? nlohmann::json(source->second) : nlohmann::json(nullptr);
   j["percent_of_peak"] = peak > 0 ? nlohmann::json(100.0 * per_gpu / peak) : nlohmann::json(nullptr);
+  const Utilization u = utilization(m, p, iteration_s, peak);
+  const bool defined = peak > 0 && iteration_s > 0;
+  j["mfu"] = defined ? nlohmann::json(u.mfu) : nlohmann::json(nullptr);
+  j["hfu"] = defined ? nlohmann::json(u.hfu) : nlohmann::json(nullptr);
+  j["utilization"] = {{"peak_tflops", peak > 0 ? nlohmann::json(peak) : nlohmann::json(nullptr)},
+                      {"precision", to_string(p.precision)},
+                      {"mfu", "flops_per_iteration.no_recompute / (gpus * iteration_s * peak)"},
+                      {"hfu", "flops_per_iteration.hardware / (gpus * iteration_s * peak)"}};
   return j;
 }
 
