@@ -68,6 +68,17 @@ std::string device_unavailable(const std::string& device) {
   return "is not a device (cpu or cuda)";
 }
 
+std::string attention_unavailable(const std::string& device, Attention attention) {
+  if (attention != Attention::flash) return "";
+  if (device == "cpu") return "plan.attention=\"flash\" needs --device cuda; the CPU backend runs the unfused path";
+#ifndef PTDP_HAVE_CUDNN
+  if (device == "cuda")
+    return "plan.attention=\"flash\" runs cuDNN's fused attention, and this build has no cuDNN (install cuDNN and "
+           "run scripts/setup.sh for its frontend, then reconfigure; or set \"attention\": \"unfused\")";
+#endif
+  return "";
+}
+
 std::unique_ptr<Allocator> make_allocator(const std::string& device, int rank) {
 #ifdef PTDP_HAVE_NCCL
   if (device == "cuda") return std::make_unique<CudaCachingAllocator>(rank);

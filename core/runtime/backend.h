@@ -29,6 +29,9 @@ int cuda_devices();
 
 // Whether `device` can be used by this build, and the reason when not.
 std::string device_unavailable(const std::string& device);
+// Whether plan.attention can run on `device` in this build ("flash" needs CUDA
+// and cuDNN), and the reason when not.
+std::string attention_unavailable(const std::string& device, Attention attention);
 
 Backend make_backend(const std::string& device, const Config& cfg, Communicator& host, double timeout_s);
 

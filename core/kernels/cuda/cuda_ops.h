@@ -20,6 +20,7 @@ namespace ptdp {
 namespace cuda {
 class Gemm;
 class AdamWTableOwner;
+class CudnnAttention;
 }  // namespace cuda
 
 struct CudaOpsOptions {
@@ -97,6 +98,7 @@ class CudaOps final : public Ops {
   void attention_unfused_forward(const Tensor& qkv, int heads, Tensor& out, Tensor& probs);
   void attention_unfused_backward(const Tensor& dout, const Tensor& qkv, const Tensor& probs, int heads,
                                   Tensor& dqkv);
+  cuda::CudnnAttention& cudnn_attention();  // made on first use; throws in a build without cuDNN
 
   CudaOpsOptions options_;
   cudaStream_t stream_ = nullptr;
@@ -105,6 +107,7 @@ class CudaOps final : public Ops {
   double* device_scalar_ = nullptr;               // sum_squares result
   std::unique_ptr<cuda::AdamWTableOwner> adamw_;  // tables of the last optimizer group
   std::vector<void*> adamw_key_;                  // its tensors, to reuse the tables
+  std::shared_ptr<cuda::CudnnAttention> cudnn_attention_;  // cuDNN handle on stream_ and its SDPA graphs
 };
 
 // "NVIDIA H100 80GB HBM3", driver, runtime, cuBLASLt versions and device count.
