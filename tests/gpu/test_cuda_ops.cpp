@@ -13,6 +13,7 @@
 #include "core/kernels/cpu/linear.h"
 #include "core/kernels/cuda/cuda_ops.h"
 #include "core/runtime/trainer.h"
+#include "tests/gpu/gpu_ops_test.h"
 #include "tests/gpu/gpu_test.h"
 
 namespace ptdp {
@@ -20,22 +21,7 @@ namespace {
 
 using gputest::expect_close;
 
-struct Gpu {
-  CudaCachingAllocator alloc{0};
-  CudaOps ops;
-  explicit Gpu(DType t = DType::bf16, bool fused = true, Attention att = Attention::flash)
-      : ops(alloc, {t, fused, att, 60}) {}
-  Tensor upload(const std::vector<float>& v, Shape shape, DType t) {
-    Tensor x = ops.empty(std::move(shape), t);
-    ops.upload_f32(v.data(), x);
-    return x;
-  }
-  std::vector<float> download(const Tensor& x) {
-    std::vector<float> v(static_cast<std::size_t>(x.numel()));
-    ops.download_f32(x, v.data());
-    return v;
-  }
-};
+using gputest::Gpu;
 
 TEST(CudaOps, LinearForwardAndBackwardMatchTheCpu) {
   PTDP_REQUIRE_GPU();

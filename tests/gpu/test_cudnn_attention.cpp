@@ -15,11 +15,12 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/kernels/cpu/attention.h"
-#include "core/kernels/cuda/cuda_ops.h"
 #include "core/kernels/cuda/cudnn_attention.h"
+#include "tests/gpu/gpu_ops_test.h"
 #include "tests/gpu/gpu_test.h"
 
 namespace ptdp {
@@ -178,30 +179,16 @@ TYPED_TEST(CudnnAttentionTest, GraphsAreBuiltOncePerKey) {
 
 // --- through CudaOps: the unfused (paper's) path, and cuDNN against it ----------------
 
-struct Gpu {
-  CudaCachingAllocator alloc{0};
-  CudaOps ops;
-  Gpu(DType t, bool fused_ops, Attention att) : ops(alloc, {t, fused_ops, att, 60, false}) {}
-  Tensor upload(const std::vector<float>& v, Shape shape) {
-    Tensor x = ops.empty(std::move(shape));
-    ops.upload_f32(v.data(), x);
-    return x;
-  }
-  std::vector<float> download(const Tensor& x) {
-    std::vector<float> v(static_cast<std::size_t>(x.numel()));
-    ops.download_f32(x, v.data());
-    return v;
-  }
-  // out and dqkv of forward then backward.
-  std::pair<std::vector<float>, std::vector<float>> run(const Shape& qkv_shape, const Reference& r,
-                                                        const Dims& x) {
-    Tensor qkv = upload(r.qkv, qkv_shape), dout = upload(r.dout, {x.b, x.s, x.a * x.d});
-    Tensor out = ops.empty({x.b, x.s, x.a * x.d}), dqkv = ops.empty(qkv_shape);
-    Tensor saved = ops.attention_forward(qkv, static_cast<int>(x.a), out);
-    ops.attention_backward(dout, qkv, out, saved, static_cast<int>(x.a), dqkv);
-    return {download(out), download(dqkv)};
-  }
-};
+// out and dqkv of the backend's attention forward then backward.
+std::pair<std::vector<float>, std::vector<float>> run_ops(gputest::Gpu& g, const Reference& r, const Dims& x) {
+  const DType t = g.ops.compute_dtype();
+  const Shape qkv_shape{x.b, x.s, 3 * x.a * x.d};
+  Tensor qkv = g.upload(r.qkv, qkv_shape, t), dout = g.upload(r.dout, {x.b, x.s, x.a * x.d}, t);
+  Tensor out = g.ops.empty({x.b, x.s, x.a * x.d}), dqkv = g.ops.empty(qkv_shape);
+  Tensor saved = g.ops.attention_forward(qkv, static_cast<int>(x.a), out);
+  g.ops.attention_backward(dout, qkv, out, saved, static_cast<int>(x.a), dqkv);
+  return {g.download(out), g.download(dqkv)};
+}
 
 TYPED_TEST(CudnnAttentionTest, UnfusedPathMatchesTheCpuReference) {
   PTDP_REQUIRE_GPU();
@@ -209,9 +196,9 @@ TYPED_TEST(CudnnAttentionTest, UnfusedPathMatchesTheCpuReference) {
   for (const Dims& x : kShapes)
     for (const bool fused_ops : {true, false}) {
       SCOPED_TRACE(name(fused_ops ? "unfused attention, fused softmax" : "unfused attention, unfused softmax", x));
-      Gpu g(dtype_of<T>(), fused_ops, Attention::unfused);
+      gputest::Gpu g(dtype_of<T>(), fused_ops, Attention::unfused);
       const Reference r = reference<T>(x, static_cast<unsigned>(3 + x.s + x.d));
-      const auto [out, dqkv] = g.run({x.b, x.s, 3 * x.a * x.d}, r, x);
+      const auto [out, dqkv] = run_ops(g, r, x);
       gputest::expect_close<T>(out, r.out, gputest::attention_out<T>(double(x.s)), "out");
       expect_dqkv<T>(dqkv, r.dqkv, x);
     }
@@ -224,9 +211,9 @@ TYPED_TEST(CudnnAttentionTest, CudnnAndUnfusedAgree) {
   for (const Dims& x : {Dims{2, 129, 3, 80}, Dims{1, 257, 2, 128}}) {
     SCOPED_TRACE(name("cuDNN vs unfused", x));
     const Reference r = reference<T>(x, 17);
-    Gpu fast(dtype_of<T>(), true, Attention::flash), paper(dtype_of<T>(), true, Attention::unfused);
-    const auto [out_fast, dqkv_fast] = fast.run({x.b, x.s, 3 * x.a * x.d}, r, x);
-    const auto [out_paper, dqkv_paper] = paper.run({x.b, x.s, 3 * x.a * x.d}, r, x);
+    gputest::Gpu fast(dtype_of<T>(), true, Attention::flash), paper(dtype_of<T>(), true, Attention::unfused);
+    const auto [out_fast, dqkv_fast] = run_ops(fast, r, x);
+    const auto [out_paper, dqkv_paper] = run_ops(paper, r, x);
     const auto twice = [](gputest::Tolerance t) { return gputest::Tolerance{2 * t.atol, 2 * t.rtol}; };
     gputest::expect_close<T>(out_fast, out_paper, twice(gputest::attention_out<T>(double(x.s))), "out");
     gputest::expect_close<T>(dqkv_fast, dqkv_paper, twice(gputest::attention_grad<T>(double(x.s), double(x.d))),
