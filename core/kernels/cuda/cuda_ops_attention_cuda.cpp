@@ -65,6 +65,8 @@ void CudaOps::attention_backward(const Tensor& dout, const Tensor& qkv, const Te
                                  int heads, Tensor& dqkv) {
   const std::int64_t b = qkv.dim(0), s = qkv.dim(1), d = qkv.dim(2) / (3 * heads);
   if (options_.attention == Attention::unfused) return attention_unfused_backward(dout, qkv, saved, heads, dqkv);
+  if (saved.dtype() != DType::f32 || saved.numel() != b * heads * s)
+    throw std::invalid_argument("cuda attention_backward: `saved` is not the forward's (b, a, s) fp32 statistics");
   const cuda::SdpaKey key{b, s, heads, d, options_.compute, options_.deterministic};
   cuda::CudnnAttention& sdpa = cudnn_attention();
   const std::int64_t bytes = sdpa.backward_workspace_bytes(key);

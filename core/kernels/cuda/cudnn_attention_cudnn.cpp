@@ -8,8 +8,10 @@
 #define CUDNN_FRONTEND_SKIP_JSON_LIB
 #include <cudnn_frontend.h>
 
+#include <array>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -137,6 +139,15 @@ struct CudnnAttention::Impl {
   std::map<SdpaKey, Built> forward, backward;
   int built = 0;
 
+  Impl() = default;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  ~Impl() {
+    forward.clear();
+    backward.clear();
+    if (handle != nullptr) cudnnDestroy(handle);  // unchecked: a destructor does not throw
+  }
+
   Built& get(const SdpaKey& key, bool is_backward) {
     auto& cache = is_backward ? backward : forward;
     auto it = cache.find(key);
@@ -158,11 +169,7 @@ CudnnAttention::CudnnAttention(cudaStream_t stream) : impl_(std::make_unique<Imp
   PTDP_CUDNN_CHECK(cudnnSetStream(impl_->handle, stream));
 }
 
-CudnnAttention::~CudnnAttention() {
-  impl_->forward.clear();
-  impl_->backward.clear();
-  if (impl_->handle != nullptr) cudnnDestroy(impl_->handle);  // no throwing from a destructor
-}
+CudnnAttention::~CudnnAttention() = default;
 
 std::int64_t CudnnAttention::forward_workspace_bytes(const SdpaKey& key) { return impl_->get(key, false).workspace; }
 std::int64_t CudnnAttention::backward_workspace_bytes(const SdpaKey& key) { return impl_->get(key, true).workspace; }
