@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "core/tensor/dtype.h"
 
@@ -52,6 +53,12 @@ class CudnnAttention {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// The frontend's own check of the forward and backward graph descriptions of
+// `key` (dims, strides, types, options) for a GPU of compute capability `sm`
+// (80 Ampere, 90 Hopper), without a device or handle: "" when both validate,
+// else the frontend's message. Lets a machine without a GPU test the graphs.
+std::string sdpa_graphs_invalid(const SdpaKey& key, int sm);
 
 // Made only by a build with cuDNN (a shared_ptr, so that holders need not see the type).
 std::shared_ptr<CudnnAttention> make_cudnn_attention(cudaStream_t stream);

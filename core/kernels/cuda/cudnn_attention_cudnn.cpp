@@ -56,8 +56,10 @@ void check_key(const SdpaKey& k) {
   if (k.b < 1 || k.s < 1 || k.a < 1) throw std::invalid_argument("cuDNN attention: empty shape");
 }
 
-std::shared_ptr<fe::graph::Graph> new_graph(const SdpaKey& k) {
+// sm > 0: build for that compute capability instead of asking the device.
+std::shared_ptr<fe::graph::Graph> new_graph(const SdpaKey& k, int sm) {
   auto g = std::make_shared<fe::graph::Graph>();
+  if (sm > 0) g->set_sm_version(sm);
   g->set_io_data_type(k.type == DType::f16 ? fe::DataType_t::HALF : fe::DataType_t::BFLOAT16)
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
       .set_compute_data_type(fe::DataType_t::FLOAT);
@@ -80,8 +82,8 @@ std::array<TensorPtr, 3> qkv_inputs(fe::graph::Graph& g, const SdpaKey& k) {
 }
 
 // out, stats = SDPA(q, k, v), causal, scale 1/sqrt(d).
-std::shared_ptr<fe::graph::Graph> forward_graph(const SdpaKey& k) {
-  auto g = new_graph(k);
+std::shared_ptr<fe::graph::Graph> forward_graph(const SdpaKey& k, int sm = 0) {
+  auto g = new_graph(k, sm);
   const auto [q, kk, v] = qkv_inputs(*g, k);
   auto options = fe::graph::SDPA_attributes()
                      .set_name("ptdp_attention_forward")
@@ -96,8 +98,8 @@ std::shared_ptr<fe::graph::Graph> forward_graph(const SdpaKey& k) {
 }
 
 // dq, dk, dv from q, k, v, o, do and the forward's stats.
-std::shared_ptr<fe::graph::Graph> backward_graph(const SdpaKey& k) {
-  auto g = new_graph(k);
+std::shared_ptr<fe::graph::Graph> backward_graph(const SdpaKey& k, int sm = 0) {
+  auto g = new_graph(k, sm);
   const auto [q, kk, v] = qkv_inputs(*g, k);
   auto o = input(*g, "o", kO, dims(k), out_strides(k));
   auto d_o = input(*g, "do", kDO, dims(k), out_strides(k));
@@ -190,6 +192,15 @@ void CudnnAttention::backward(const SdpaKey& key, const void* qkv, const void* o
   add_packed(pack, key, qkv, kQ);
   add_packed(pack, key, dqkv, kDQ);
   impl_->execute(b, pack, workspace);
+}
+
+std::string sdpa_graphs_invalid(const SdpaKey& key, int sm) {
+  check_key(key);
+  for (const auto& g : {forward_graph(key, sm), backward_graph(key, sm)}) {
+    auto status = g->validate();
+    if (!status.is_good()) return status.err_msg;
+  }
+  return "";
 }
 
 std::shared_ptr<CudnnAttention> make_cudnn_attention(cudaStream_t stream) {
