@@ -32,6 +32,14 @@ template <class T> Tolerance reduction(double k) {
 // length-k sum): fp32 accumulation error ~1e-6·sqrt(k) on top of exact inputs.
 inline Tolerance fp32_reduction(double k) { return {1e-5 * (1 + std::sqrt(k)), 1e-5 * (1 + std::sqrt(k))}; }
 
+// Softmax probabilities and the softmax backward, from inputs exact in T,
+// computed in fp32 and rounded once to T: one output rounding, relative (a
+// 1-ulp flip where GPU and CPU fp32 values straddle a rounding boundary is at
+// most 2·u16·|ref|); the fp32 max, sums and dot products over s ≤ a few
+// thousand add ~1e-7·sqrt(s) relative, and in the backward p·(dp − Σ dp·p)
+// ~1e-7·sqrt(s)·p absolute: the floor 1e-5 (also above fp16's subnormal ulp).
+// No sqrt(s) growth: a kernel writing zeros for probabilities ~1/s fails.
+template <class T> Tolerance softmax() { return {1e-5, 2 * unit_roundoff<T>()}; }
 // Attention out (b, s, a, d) = P·V, a length-s reduction whose input P (the
 // softmax of fp32 scores) is rounded to T first (cuDNN feeds P to its second
 // tensor-core GEMM in T; the unfused path stores P in T). The unfused path
