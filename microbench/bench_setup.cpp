@@ -76,7 +76,9 @@ Config shapes_config(const Options& o) {
   }
   if (o.device == "cpu") c.plan.precision = Precision::fp32;  // the CPU backend is fp32
   if (o.device == "cuda" && c.plan.precision == Precision::fp32) c.plan.precision = Precision::bf16;
-  if (const std::string why = attention_unavailable(o.device, c.plan.attention); o.device == "cuda" && !why.empty())
+  const std::int64_t head_dim = c.model.heads > 0 ? c.model.hidden / c.model.heads : 0;
+  if (const std::string why = attention_unavailable(o.device, c.plan.attention, head_dim);
+      o.device == "cuda" && !why.empty())
     refuse("plan.attention: " + why);
   return c;
 }
