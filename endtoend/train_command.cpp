@@ -39,8 +39,9 @@ ConfigErrors check_train_args(const TrainArgs& a, const Config& cfg) {
                                   "dropout"});
   if (cfg.plan.distributed_optimizer)
     e.push_back({"plan.distributed_optimizer", "plan.distributed_optimizer=true is modelled by `ptdp project` only"});
-  if (a.device == "cpu" && cfg.plan.attention == Attention::flash)
-    e.push_back({"plan.attention", "plan.attention=\"flash\" needs --device cuda; the CPU backend runs the unfused path"});
+  const std::int64_t head_dim = cfg.model.heads > 0 ? cfg.model.hidden / cfg.model.heads : 0;
+  if (const std::string why = attention_unavailable(a.device, cfg.plan.attention, head_dim); !why.empty())
+    e.push_back({"plan.attention", why});
   if (!(a.comm_timeout_s > 0)) e.push_back({"--comm-timeout", "--comm-timeout must be positive"});
   if (!a.fault.empty() && !parse_fault(a.fault))
     e.push_back({"--fault", "--fault=" + a.fault + " is not KIND:RANK:ITERATION with KIND kill or hang"});

@@ -76,7 +76,10 @@ class Suite {
     linear("logits", x_.h, x_.vt);
   }
 
-  // Attention of `variant` (its own ops: fused or unfused attention and softmax).
+  // Attention of `variant` (its own ops: cuDNN's fused attention, or the unfused
+  // GEMM-softmax-GEMM path with fused or unfused softmax). TFLOP/s from the
+  // same full-square count 4·b·a·s²·d (backward 2×) for every variant, so the
+  // rates compare the paths directly.
   void attention(const std::string& name, Attention kind, bool fused_ops) {
     Config c = cfg_;
     c.plan.attention = kind, c.plan.fused_ops = fused_ops;
@@ -100,7 +103,8 @@ class Suite {
   void register_attention() {
     attention("unfused_fused_softmax", Attention::unfused, true);  // the paper's fused scale+mask+softmax
     attention("unfused_unfused_softmax", Attention::unfused, false);
-    if (opt_.device == "cuda") attention("flash", Attention::flash, true);
+    if (opt_.device == "cuda" && attention_unavailable("cuda", Attention::flash).empty())
+      attention("cudnn_flash", Attention::flash, true);  // cuDNN's SDPA on tensor cores
   }
 
   void layernorm() {

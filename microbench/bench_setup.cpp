@@ -67,7 +67,7 @@ Config shapes_config(const Options& o) {
     } else {
       c.model = {24, 2048, 16, 2048, 51200, 0, 0};
       c.plan.micro_batch = 1, c.plan.global_batch = 1, c.plan.precision = Precision::bf16;
-      c.plan.attention = Attention::flash;
+      c.plan.attention = attention_unavailable("cuda", Attention::flash).empty() ? Attention::flash : Attention::unfused;
       c.machine = load_machine("h100-80gb", default_machines_dir());
     }
     if (!o.machine.empty()) c.machine = load_machine(o.machine, default_machines_dir());
@@ -76,6 +76,10 @@ Config shapes_config(const Options& o) {
   }
   if (o.device == "cpu") c.plan.precision = Precision::fp32;  // the CPU backend is fp32
   if (o.device == "cuda" && c.plan.precision == Precision::fp32) c.plan.precision = Precision::bf16;
+  const std::int64_t head_dim = c.model.heads > 0 ? c.model.hidden / c.model.heads : 0;
+  if (const std::string why = attention_unavailable(o.device, c.plan.attention, head_dim);
+      o.device == "cuda" && !why.empty())
+    refuse("plan.attention: " + why);
   return c;
 }
 

@@ -68,6 +68,21 @@ std::string device_unavailable(const std::string& device) {
   return "is not a device (cpu or cuda)";
 }
 
+std::string attention_unavailable(const std::string& device, Attention attention, std::int64_t head_dim) {
+  if (attention != Attention::flash) return "";
+  if (device == "cpu") return "plan.attention=\"flash\" needs --device cuda; the CPU backend runs the unfused path";
+#ifndef PTDP_HAVE_CUDNN
+  if (device == "cuda")
+    return "plan.attention=\"flash\" runs cuDNN's fused attention, and this build has no cuDNN (install cuDNN and "
+           "run scripts/setup.sh for its frontend, then reconfigure; or set \"attention\": \"unfused\")";
+#endif
+  if (head_dim != 0 && (head_dim % 8 != 0 || head_dim > 256))
+    return "plan.attention=\"flash\" runs cuDNN's fused attention, which needs a head dim (model.hidden / "
+           "model.heads) that is a multiple of 8 and at most 256, not " + std::to_string(head_dim) +
+           " (or set \"attention\": \"unfused\")";
+  return "";
+}
+
 std::unique_ptr<Allocator> make_allocator(const std::string& device, int rank) {
 #ifdef PTDP_HAVE_NCCL
   if (device == "cuda") return std::make_unique<CudaPoolAllocator>(rank);

@@ -29,6 +29,10 @@ int cuda_devices();
 
 // Whether `device` can be used by this build, and the reason when not.
 std::string device_unavailable(const std::string& device);
+// Whether plan.attention can run on `device` in this build ("flash" needs CUDA
+// and cuDNN, and cuDNN a head dim that is a multiple of 8 up to 256; head_dim 0:
+// not checked), and the reason when not.
+std::string attention_unavailable(const std::string& device, Attention attention, std::int64_t head_dim = 0);
 
 Backend make_backend(const std::string& device, const Config& cfg, Communicator& host, double timeout_s);
 

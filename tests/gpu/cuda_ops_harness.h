@@ -1,5 +1,5 @@
 // A CudaOps on GPU 0 for the GPU tests of the backend, with host <-> device
-// copies through fp32 vectors.
+// copies through fp32 vectors; Gpu: the same with the common options spelled out.
 #pragma once
 #include <vector>
 
@@ -24,6 +24,11 @@ struct CudaOpsHarness {
     ops.download_f32(x, v.data());
     return v;
   }
+};
+
+struct Gpu : CudaOpsHarness {
+  explicit Gpu(DType t = DType::bf16, bool fused = true, Attention att = Attention::flash)
+      : CudaOpsHarness({t, fused, att, 60}) {}
 };
 
 }  // namespace ptdp::gputest

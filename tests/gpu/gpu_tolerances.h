@@ -58,4 +58,29 @@ template <class T> Tolerance model_gradient(double k, double scale) {
 // The same bound on the whole tensor: ‖gpu − cpu‖₂ / ‖cpu‖₂ ≤ u16·(1 + sqrt(K)).
 template <class T> double model_gradient_norm(double k) { return unit_roundoff<T>() * (1 + std::sqrt(k)); }
 
+// Softmax probabilities and the softmax backward, from inputs exact in T,
+// computed in fp32 and rounded once to T: one output rounding, relative (a
+// 1-ulp flip where GPU and CPU fp32 values straddle a rounding boundary is at
+// most 2·u16·|ref|); the fp32 max, sums and dot products over s ≤ a few
+// thousand add ~1e-7·sqrt(s) relative, and in the backward p·(dp − Σ dp·p)
+// ~1e-7·sqrt(s)·p absolute: the floor 1e-5 (also above fp16's subnormal ulp).
+// No sqrt(s) growth: a kernel writing zeros for probabilities ~1/s fails.
+template <class T> Tolerance softmax() { return {1e-5, 2 * unit_roundoff<T>()}; }
+// Attention out (b, s, a, d) = P·V, a length-s reduction whose input P (the
+// softmax of fp32 scores) is rounded to T first (cuDNN feeds P to its second
+// tensor-core GEMM in T; the unfused path stores P in T). The unfused path
+// also stores the scores in T before the softmax: |score| ≲ 4 for N(0,1)
+// inputs, a relative error ≲ 4·u16 in each p, the order of P's own rounding.
+// Two roundings into one length-s reduction: reduction(2s).
+template <class T> Tolerance attention_out(double s) { return reduction<T>(2 * s); }
+// Attention dq, dk, dv: dV = Pᵀ·dO, dQ = dS·K/sqrt(d) and dK = dSᵀ·Q/sqrt(d) are
+// length-s reductions over intermediates rounded to T (P; dS = P∘(dP − D)),
+// and dS carries dP = dO·Vᵀ and D = rowsum(dO∘O), length-d reductions with O
+// rounded to T. u16·(1 + sqrt(4(s + d))) ≥ u16·(1 + √2·(√s + √d)): a length-s and
+// a length-d rounding with room for the second rounded intermediate.
+template <class T> Tolerance attention_grad(double s, double d) { return reduction<T>(4 * (s + d)); }
+// cuDNN's softmax statistics (fp32 log-sum-exp of the scaled scores) against a
+// double reference: fp32 dot products of length d, then an fp32 sum of s terms.
+inline Tolerance attention_stats(double s, double d) { return fp32_reduction(s + d); }
+
 }  // namespace ptdp::gputest

@@ -20,11 +20,7 @@ namespace ptdp {
 namespace {
 
 using gputest::expect_close;
-
-struct Gpu : gputest::CudaOpsHarness {
-  explicit Gpu(DType t = DType::bf16, bool fused = true, Attention att = Attention::flash)
-      : CudaOpsHarness({t, fused, att, 60}) {}
-};
+using gputest::Gpu;
 
 TEST(CudaOps, LinearForwardAndBackwardMatchTheCpu) {
   PTDP_REQUIRE_GPU();

@@ -23,6 +23,7 @@ class AdamWTableOwner;
 class SumSquaresTableOwner;
 class TokenUploader;
 class PinnedScalar;
+class CudnnAttention;
 }  // namespace cuda
 
 struct CudaOpsOptions {
@@ -110,6 +111,7 @@ class CudaOps final : public Ops {
   void attention_unfused_forward(const Tensor& qkv, int heads, Tensor& out, Tensor& probs);
   void attention_unfused_backward(const Tensor& dout, const Tensor& qkv, const Tensor& probs, int heads,
                                   Tensor& dqkv);
+  cuda::CudnnAttention& cudnn_attention();  // made on first use; throws in a build without cuDNN
 
   CudaOpsOptions options_;
   cudaStream_t stream_ = nullptr;
@@ -123,6 +125,7 @@ class CudaOps final : public Ops {
   std::unique_ptr<cuda::PinnedScalar> pinned_;        // read-back target (created at first use)
   std::unique_ptr<cuda::TokenUploader> uploader_;     // upload_i32's staging (created at first use)
   double read_back(const double* device, const char* what);
+  std::shared_ptr<cuda::CudnnAttention> cudnn_attention_;  // cuDNN handle on stream_ and its SDPA graphs
 };
 
 // "NVIDIA H100 80GB HBM3", driver, runtime, cuBLASLt versions and device count.

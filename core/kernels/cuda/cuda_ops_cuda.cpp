@@ -58,6 +58,7 @@ CudaOps::~CudaOps() {
   if (pool.stream() == stream_) pool.set_stream(nullptr);
   adamw_.reset();
   gemm_.reset();
+  cudnn_attention_.reset();  // its cuDNN handle is bound to stream_
   for (cudaEvent_t e : marks_) cudaEventDestroy(e);
   cudaFree(device_scalar_);
   cudaStreamDestroy(stream_);

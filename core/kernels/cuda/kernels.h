@@ -66,28 +66,18 @@ template <class T> void position_forward(const T* wpe, std::int64_t b, std::int6
 template <class T>
 void position_backward(const T* dx, std::int64_t b, std::int64_t s, std::int64_t h, float* dwpe, cudaStream_t st);
 
-// --- scale + causal mask + softmax over scores (b·a, s, s) (softmax.cu) --------------
-// probs = softmax(scale · scores with the upper triangle masked), one kernel (fused)
-// or three (scale, mask, softmax: the readable unfused variant). probs may alias scores.
+// --- causal mask + softmax over scores (b·a, s, s) (softmax.cu) ---------------------
+// probs = softmax(scores with the upper triangle masked): one kernel (fused) or
+// two that each read and write memory (mask, then softmax: the readable unfused
+// variant). The scores already carry the 1/sqrt(d) scale (the Q·Kᵀ GEMM's alpha).
+// probs may alias scores.
 template <class T>
-void scaled_masked_softmax(const T* scores, std::int64_t batch, std::int64_t s, float scale, T* probs, bool fused,
-                           cudaStream_t st);
-// dscores = scale · probs ∘ (dprobs − rowsum(dprobs ∘ probs)); may alias dprobs.
+void causal_softmax(const T* scores, std::int64_t batch, std::int64_t s, T* probs, bool fused, cudaStream_t st);
+// dscores = probs ∘ (dprobs − rowsum(dprobs ∘ probs)) (without the scale: the
+// dQ and dK GEMMs apply it as their alpha); may alias dprobs.
 template <class T>
-void scaled_masked_softmax_backward(const T* probs, const T* dprobs, std::int64_t batch, std::int64_t s, float scale,
-                                    T* dscores, cudaStream_t st);
-
-// --- fused causal attention (flash_attention.cu), qkv (b, s, a, 3, d) ----------------
-// out (b, s, a, d); lse (b, a, s) fp32 log-sum-exp of each scaled score row.
-template <class T>
-void flash_attention_forward(const T* qkv, std::int64_t b, std::int64_t s, std::int64_t a, std::int64_t d, T* out,
-                             float* lse, cudaStream_t st);
-// dqkv (b, s, a, 3, d) overwritten. `workspace` holds at least
-// flash_attention_workspace_floats(b, s, a, d) fp32 values.
-template <class T>
-void flash_attention_backward(const T* dout, const T* qkv, const T* out, const float* lse, std::int64_t b,
-                              std::int64_t s, std::int64_t a, std::int64_t d, T* dqkv, float* workspace, cudaStream_t st);
-std::int64_t flash_attention_workspace_floats(std::int64_t b, std::int64_t s, std::int64_t a, std::int64_t d);
+void causal_softmax_backward(const T* probs, const T* dprobs, std::int64_t batch, std::int64_t s, T* dscores,
+                             cudaStream_t st);
 
 // --- vocabulary-parallel cross-entropy pieces (cross_entropy.cu), logits (n, Vt) ------
 template <class T> void ce_row_max(const T* logits, std::int64_t n, std::int64_t vt, float* row_max, cudaStream_t st);

@@ -1,0 +1,47 @@
+// Which plan.attention a build can run where: "flash" is cuDNN's fused
+// attention, so it is refused on the CPU and, in a build without cuDNN, on
+// CUDA, or with a head dim cuDNN does not take, with a reason naming
+// plan.attention; "unfused" runs everywhere.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+#include "core/runtime/backend.h"
+
+namespace ptdp {
+namespace {
+
+TEST(AttentionAvailability, UnfusedRunsOnEveryDevice) {
+  EXPECT_EQ(attention_unavailable("cpu", Attention::unfused), "");
+  EXPECT_EQ(attention_unavailable("cuda", Attention::unfused), "");
+}
+
+TEST(AttentionAvailability, FlashIsRefusedOnTheCpu) {
+  const std::string why = attention_unavailable("cpu", Attention::flash);
+  EXPECT_NE(why.find("plan.attention"), std::string::npos) << why;
+  EXPECT_NE(why.find("--device cuda"), std::string::npos) << why;
+}
+
+TEST(AttentionAvailability, FlashOnCudaNeedsCudnn) {
+  const std::string why = attention_unavailable("cuda", Attention::flash);
+#ifdef PTDP_HAVE_CUDNN
+  EXPECT_EQ(why, "");
+#else
+  EXPECT_NE(why.find("plan.attention"), std::string::npos) << why;
+  EXPECT_NE(why.find("cuDNN"), std::string::npos) << why;
+#endif
+}
+
+TEST(AttentionAvailability, FlashOnCudaNeedsAHeadDimCudnnTakes) {
+  for (const std::int64_t d : {64, 80, 128, 256}) EXPECT_EQ(attention_unavailable("cuda", Attention::flash, d) == "",
+                                                             attention_unavailable("cuda", Attention::flash) == "");
+  for (const std::int64_t d : {20, 100, 264}) {
+    const std::string why = attention_unavailable("cuda", Attention::flash, d);
+    EXPECT_NE(why.find("plan.attention"), std::string::npos) << d << ": " << why;
+  }
+  EXPECT_EQ(attention_unavailable("cuda", Attention::unfused, 20), "");
+}
+
+}  // namespace
+}  // namespace ptdp
