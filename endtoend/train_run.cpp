@@ -92,12 +92,19 @@ nlohmann::json memory_json(const Config& cfg, Trainer& trainer, const ProcessGro
   const MemoryBreakdown model = memory_model(cfg.model, cfg.plan, traits, g.coord.pp, trainer.program());
   const auto peaks = gather_host(host, static_cast<double>(b.allocator->stats().peak_bytes));
   const auto totals = gather_host(host, static_cast<double>(model.total()));
-  const auto device = gather_host(host, static_cast<double>(b.device_used_at_peak()));
   nlohmann::json j = {{"peak_measured", *std::max_element(peaks.begin(), peaks.end())},
                       {"peak_measured_per_rank", peaks},
                       {"model", to_json(model)},  // rank 0's breakdown
                       {"model_total_per_rank", totals}};
-  if (device.front() >= 0) j["device_used_at_peak_per_rank"] = device;  // cudaMemGetInfo: context and cache included
+  // The device's view (GPU): the pool's reserved and used peaks, cudaMemGetInfo at the tensor peak.
+  const Backend::DeviceMemory d = b.device_memory();
+  const std::pair<const char*, std::int64_t> device[] = {{"pool_reserved_peak_per_rank", d.pool_reserved_peak},
+                                                         {"pool_used_peak_per_rank", d.pool_used_peak},
+                                                         {"device_used_at_peak_per_rank", d.device_used_at_peak}};
+  for (const auto& [key, value] : device) {
+    const auto per_rank = gather_host(host, static_cast<double>(value));
+    if (per_rank.front() >= 0) j[key] = per_rank;
+  }
   return j;
 }
 

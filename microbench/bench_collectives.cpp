@@ -141,7 +141,7 @@ void add_config_sizes(Suite& s, const Config& cfg) {
   s.add(Collective::all_reduce, activation, "config_tp");
   s.add(Collective::send_recv, cfg.plan.scatter_gather ? activation / cfg.plan.tp : activation, "config_pp");
   s.add(Collective::all_reduce, 4 * rank_parameter_count(cfg.model, cfg.plan, 0), "config_dp");
-  s.add(Collective::all_reduce, 4 * static_cast<std::int64_t>(cfg.model.vocab / cfg.plan.tp) * cfg.model.hidden,
+  s.add(Collective::all_reduce, 4 * static_cast<std::int64_t>(cfg.model.padded_vocab() / cfg.plan.tp) * cfg.model.hidden,
         "config_tied");
 }
 

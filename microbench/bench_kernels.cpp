@@ -32,7 +32,7 @@ Shapes shapes_of(const Config& c) {
   const Model& m = c.model;
   const int t = c.plan.tp;
   return {c.plan.micro_batch, m.seq_len, static_cast<std::int64_t>(c.plan.micro_batch) * m.seq_len, m.hidden,
-          m.ffn() / t, m.heads / t, m.hidden / m.heads, m.vocab / t, t,
+          m.ffn() / t, m.heads / t, m.hidden / m.heads, m.padded_vocab() / t, t,
           c.plan.precision == Precision::fp32 ? 4.0 : 2.0};
 }
 

@@ -21,7 +21,7 @@ MemoryTraits memory_traits(Device device, Precision precision, bool fused_attent
 }
 
 std::int64_t rank_parameter_count(const Model& m, const Plan& p, int pp_rank) {
-  const std::int64_t h = m.hidden, f = m.ffn(), t = p.tp, v = m.vocab, s = m.seq_len;
+  const std::int64_t h = m.hidden, f = m.ffn(), t = p.tp, v = m.padded_vocab(), s = m.seq_len;
   // Shards: QKV (3h/t)·h + 3h/t, proj h·h/t + h, MLP (f/t)·h + f/t + h·f/t + h, two layernorms 4h.
   const std::int64_t per_layer = (3 * h * h + 3 * h + h * h + 2 * h * f + f) / t + 2 * h + 4 * h;
   std::int64_t total = 0;
@@ -51,7 +51,7 @@ std::int64_t layer_activation_bytes(const Model& m, const Plan& p, const MemoryT
 std::int64_t head_activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr) {
   const std::int64_t n = i64(p.micro_batch) * m.seq_len, h = m.hidden;
   // input and final layernorm (h each), logits of the vocabulary shard, 4 fp32 statistics.
-  return n * ((2 * h + m.vocab / p.tp) * tr.weight_bytes + 4 * 4);
+  return n * ((2 * h + m.padded_vocab() / p.tp) * tr.weight_bytes + 4 * 4);
 }
 
 std::int64_t peak_alive_bytes(const Program& program, const std::vector<std::int64_t>& chunk_bytes) {

@@ -41,7 +41,9 @@ Backend cuda_backend(const Config& cfg, Communicator& host, double timeout_s) {
             {"gpus_on_node", d.devices}, {"gpu_index", device},      {"gpu_memory_bytes", d.memory_bytes},
             {"driver", d.driver},        {"cuda_runtime", d.runtime}, {"cublaslt", d.cublaslt},
             {"nccl", NcclCommunicator::nccl_version()}};
-  b.device_used_at_peak = [raw] { return raw->device_used_at_peak(); };
+  b.device_memory = [raw] {
+    return Backend::DeviceMemory{raw->reserved_peak_bytes(), raw->used_peak_bytes(), raw->device_used_at_peak()};
+  };
   b.allocator = std::move(alloc);
   b.ops = std::move(ops);
   return b;

@@ -20,8 +20,14 @@ struct Backend {
   std::unique_ptr<Ops> ops;
   std::unique_ptr<Communicator> device_world;  // null: use the host world
   nlohmann::json info;                         // device, versions, for the result
-  // Device memory in use at the peak (cudaMemGetInfo), or -1 where not known.
-  std::function<std::int64_t()> device_used_at_peak = [] { return std::int64_t{-1}; };
+  // The device's own view of memory, beside the tensors' live and peak bytes
+  // (-1 where not known: the CPU backend).
+  struct DeviceMemory {
+    std::int64_t pool_reserved_peak = -1;   // bytes the memory pool held at most (cached included)
+    std::int64_t pool_used_peak = -1;       // bytes of the pool in use at most
+    std::int64_t device_used_at_peak = -1;  // cudaMemGetInfo when the tensor peak was reached (context included)
+  };
+  std::function<DeviceMemory()> device_memory = [] { return DeviceMemory{}; };
 };
 
 // CUDA devices this process sees (0 without a CUDA build or a GPU).

@@ -52,7 +52,7 @@ MemoryBreakdown projected_memory(const Model& m, const Plan& p, int pp_rank, con
   out.grads = static_cast<std::int64_t>(params * 4);
   const double state = params * ((half ? 4 : 0) + 8);  // fp32 master weights, Adam m and v
   out.optimizer = static_cast<std::int64_t>(p.distributed_optimizer ? state / p.dp : state);
-  const double vt = static_cast<double>(m.vocab) / p.tp;
+  const double vt = static_cast<double>(m.padded_vocab()) / p.tp;
   std::vector<std::int64_t> chunk_bytes;
   for (int c = 0; c < p.virtual_stages; ++c) {
     const ChunkLayout l = chunk_layout(m, p, pp_rank, c);

@@ -10,6 +10,7 @@
 #include "core/data/token_source.h"
 #include "core/kernels/cpu/cpu_ops.h"
 #include "core/runtime/trainer.h"
+#include "tests/cpu_training_util.h"
 
 namespace ptdp {
 namespace {
@@ -24,17 +25,7 @@ Config tiny_config() {
   return c;
 }
 
-std::vector<double> train_losses(const Config& cfg, int iterations) {
-  CpuAllocator alloc;
-  CpuOps ops(alloc);
-  SingleRankCommunicator world;
-  ProcessGroups groups = make_process_groups(world, {1, 1, 1, 1});
-  auto data = make_synthetic_source(cfg.model.vocab, cfg.plan.seed);
-  Trainer trainer(cfg, ops, groups, *data);
-  std::vector<double> losses;
-  for (int i = 0; i < iterations; ++i) losses.push_back(trainer.step(i).loss);
-  return losses;
-}
+std::vector<double> train_losses(const Config& cfg, int iterations) { return test::cpu_train_losses(cfg, iterations); }
 
 TEST(Training, TinyGptLearnsTheSyntheticStream) {
   const auto losses = train_losses(tiny_config(), 50);

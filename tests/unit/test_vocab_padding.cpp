@@ -14,6 +14,7 @@
 #include "core/model/embedding.h"
 #include "core/runtime/trainer.h"
 #include "tests/cli_test_util.h"
+#include "tests/cpu_training_util.h"
 
 namespace ptdp {
 namespace {
@@ -93,14 +94,7 @@ TEST(VocabPadding, TheSoftmaxRunsOverThePaddedVocabulary) {
   cfg.model = model_with(100, 128);
   cfg.plan.micro_batch = 2;
   cfg.plan.global_batch = 4;
-  CpuAllocator alloc;
-  CpuOps ops(alloc);
-  SingleRankCommunicator world;
-  ProcessGroups groups = make_process_groups(world, {1, 1, 1, 1});
-  auto data = make_synthetic_source(cfg.model.vocab, cfg.plan.seed);
-  Trainer trainer(cfg, ops, groups, *data);
-  const double loss = trainer.step(0).loss;
-  EXPECT_NEAR(loss, std::log(128.0), 0.1);
+  EXPECT_NEAR(test::cpu_train_losses(cfg, 1).at(0), std::log(128.0), 0.1);
 }
 
 TEST(VocabPadding, TrainResultsRecordThePaddedVocabulary) {

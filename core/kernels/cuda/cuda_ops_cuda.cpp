@@ -4,6 +4,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
@@ -52,7 +53,12 @@ CudaOps::CudaOps(CudaPoolAllocator& alloc, const CudaOpsOptions& options) : Ops(
 }
 
 CudaOps::~CudaOps() {
-  cudaStreamSynchronize(stream_);
+  // Bounded like every host wait; a destructor must not throw: report and go on.
+  try {
+    wait_for_stream("releasing the CUDA backend");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ptdp: %s\n", e.what());
+  }
   // Tensors that outlive the backend free on the legacy default stream, not on a destroyed one.
   auto& pool = static_cast<CudaPoolAllocator&>(allocator());
   if (pool.stream() == stream_) pool.set_stream(nullptr);
