@@ -3,15 +3,21 @@
 // default GPT), on --device cpu or cuda: the GEMMs of a layer and of the logits
 // (forward, data and weight gradient), attention forward and backward (fused
 // and unfused), layernorm, fused vs unfused bias+GeLU and scale+mask+softmax,
-// the AdamW step, and one whole layer forward and backward.
+// the AdamW step, and one whole layer forward and backward. On cuda the ops
+// whose path plan.deterministic changes (embedding backward, cuDNN attention,
+// the layer) run again as "NAME/deterministic": the ratio is what it costs.
 // Letters: n tokens of a micro-batch (b·s), h hidden, f MLP size / t, a heads / t,
 // d head dim, Vt vocabulary / t.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "core/comm/single_rank.h"
 #include "core/comm/world.h"
+#include "core/data/token_source.h"
 #include "core/metrics/flops.h"
 #include "core/model/transformer_layer.h"
 #include "microbench/bench_setup.h"
@@ -43,6 +49,11 @@ class Suite {
         timer_(*ops_, o.device == "cuda" ? 256u << 20 : 32u << 20), peak_(peak_flops(cfg)) {}
 
   void register_all() {
+    if (opt_.device == "cuda") {  // made before any benchmark runs, like the other variants' ops
+      Config c = cfg_;
+      c.plan.deterministic = true;
+      deterministic_ops_ = make_ops(opt_.device, c, *alloc_);
+    }
     register_gemms();
     register_attention();
     register_memory_bound();
@@ -50,6 +61,13 @@ class Suite {
   }
 
  private:
+  // Off, and on where it changes the path: CPU ops are deterministic anyway.
+  std::vector<bool> determinism_modes() const {
+    return opt_.device == "cuda" ? std::vector<bool>{false, true} : std::vector<bool>{false};
+  }
+  static std::string suffix(bool deterministic) { return deterministic ? "/deterministic" : ""; }
+  Ops& ops_of(bool deterministic) { return deterministic ? *deterministic_ops_ : *ops_; }
+
   // y (m, n) = x (m, k) · w (n, k)ᵀ: the GEMM of every linear pass, by its shape.
   void gemm(const std::string& role, std::int64_t rows, std::int64_t cols, std::int64_t depth) {
     benchmark::RegisterBenchmark(("gemm/" + role).c_str(), [this](benchmark::State& st) {
@@ -80,13 +98,13 @@ class Suite {
   // GEMM-softmax-GEMM path with fused or unfused softmax). TFLOP/s from the
   // same full-square count 4·b·a·s²·d (backward 2×) for every variant, so the
   // rates compare the paths directly.
-  void attention(const std::string& name, Attention kind, bool fused_ops) {
+  void attention(const std::string& name, Attention kind, bool fused_ops, bool deterministic = false) {
     Config c = cfg_;
-    c.plan.attention = kind, c.plan.fused_ops = fused_ops;
+    c.plan.attention = kind, c.plan.fused_ops = fused_ops, c.plan.deterministic = deterministic;
     auto ops = std::shared_ptr<Ops>(make_ops(opt_.device, c, *alloc_));
     const char* label = kind == Attention::flash ? "flash_attention" : "attention";
     for (const bool backward : {false, true})
-      benchmark::RegisterBenchmark(("attention/" + name + (backward ? "_bwd" : "_fwd")).c_str(),
+      benchmark::RegisterBenchmark(("attention/" + name + (backward ? "_bwd" : "_fwd") + suffix(deterministic)).c_str(),
                                    [this, ops, label, backward](benchmark::State& st) {
         const std::int64_t b = st.range(0), s = st.range(1), a = st.range(2), d = st.range(3);
         Tensor qkv = ops->zeros({b, s, 3 * a * d}), out = ops->empty({b, s, a * d}), dqkv = ops->empty({b, s, 3 * a * d});
@@ -104,7 +122,8 @@ class Suite {
     attention("unfused_fused_softmax", Attention::unfused, true);  // the paper's fused scale+mask+softmax
     attention("unfused_unfused_softmax", Attention::unfused, false);
     if (opt_.device == "cuda" && attention_unavailable("cuda", Attention::flash).empty())
-      attention("cudnn_flash", Attention::flash, true);  // cuDNN's SDPA on tensor cores
+      for (const bool det : determinism_modes())  // deterministic: no atomics in cuDNN's dQ
+        attention("cudnn_flash", Attention::flash, true, det);  // cuDNN's SDPA on tensor cores
   }
 
   void layernorm() {
@@ -168,7 +187,32 @@ class Suite {
     })->Args({rows, cols})->ArgNames({"rows", "cols"})->UseManualTime()->Unit(benchmark::kMillisecond);
   }
 
+  // dwte (Vt, h) += dout (b, s, h) rows scattered by token: fp32 atomics, or
+  // (deterministic) a sort by token and one fixed-order sum per row. Tokens of
+  // the synthetic stream, so they repeat as in training. Effective bytes: dout
+  // read once, the touched fp32 rows of dwte read and written.
+  void embedding_backward(bool deterministic) {
+    const std::string name = "embedding/bwd" + suffix(deterministic);
+    benchmark::RegisterBenchmark(name.c_str(), [this, deterministic](benchmark::State& st) {
+      Ops& ops = ops_of(deterministic);
+      const std::int64_t b = st.range(0), s = st.range(1), h = st.range(2), vt = st.range(3);
+      auto source = make_synthetic_source(cfg_.model.vocab, cfg_.plan.seed);
+      std::vector<std::int32_t> ids(static_cast<std::size_t>(b * s)), row(static_cast<std::size_t>(s + 1));
+      for (std::int64_t i = 0; i < b; ++i) {
+        source->sample(i, static_cast<int>(s), row.data());
+        std::copy_n(row.begin(), s, ids.begin() + i * s);
+      }
+      Tensor tokens = ops.empty({b, s}, DType::i32), dout = ops.zeros({b, s, h});
+      Tensor dwte = ops.zeros({vt, h}, DType::f32);
+      ops.upload_i32(ids.data(), tokens);
+      Timer timer(ops, opt_.device == "cuda" ? 256u << 20 : 32u << 20);
+      const double bytes = x_.e * dbl(b * s * h) + 8 * dbl(std::min(b * s, vt) * h);
+      timer.run(st, {0, bytes, "memory"}, peak_, [&] { ops.embedding_backward(tokens, dout, 0, dwte); });
+    })->Args({x_.b, x_.s, x_.h, x_.vt})->ArgNames({"b", "s", "h", "Vt"})->UseManualTime()->Unit(benchmark::kMillisecond);
+  }
+
   void register_memory_bound() {
+    for (const bool det : determinism_modes()) embedding_backward(det);
     layernorm();
     for (bool backward : {false, true}) {
       bias_gelu(true, backward);
@@ -180,12 +224,14 @@ class Suite {
   }
 
   void register_optimizer_and_layer();
+  void layer(bool deterministic);
 
   Options opt_;
   Config cfg_;
   Shapes x_;
   std::unique_ptr<Allocator> alloc_;
   std::unique_ptr<Ops> ops_;
+  std::unique_ptr<Ops> deterministic_ops_;  // plan.deterministic on (cuda only)
   Timer timer_;
   double peak_;
   SingleRankCommunicator tp_;
@@ -200,16 +246,25 @@ void Suite::register_optimizer_and_layer() {
     AdamWParams hp;
     timer_.run(st, {0, dbl(params) * (28 + x_.e), "optimizer"}, peak_, [&] { ops_->adamw_multi(group, hp); });
   })->Args({12 * x_.h * x_.h / x_.t})->ArgNames({"params"})->UseManualTime()->Unit(benchmark::kMillisecond);
+  for (const bool det : determinism_modes()) layer(det);
+}
+
+// One transformer layer forward or backward; deterministic: every reduction in
+// fixed order, cuDNN's deterministic backward, untimed GEMM algorithm choices.
+void Suite::layer(bool deterministic) {
   for (const bool backward : {false, true})
-    benchmark::RegisterBenchmark(backward ? "layer/bwd" : "layer/fwd", [this, backward](benchmark::State& st) {
-      ModelContext ctx{*ops_, tp_, cfg_.model, cfg_.plan};
+    benchmark::RegisterBenchmark((std::string(backward ? "layer/bwd" : "layer/fwd") + suffix(deterministic)).c_str(),
+                                 [this, backward, deterministic](benchmark::State& st) {
+      Ops& ops = ops_of(deterministic);
+      ModelContext ctx{ops, tp_, cfg_.model, cfg_.plan};
       TransformerLayer layer(ctx, 0);
-      Tensor grads = pack_grads(*ops_, layer.params());
-      Tensor x = ops_->zeros({x_.b, x_.s, x_.h});
+      Tensor grads = pack_grads(ops, layer.params());
+      Tensor x = ops.zeros({x_.b, x_.s, x_.h});
       LayerActs acts;
       Tensor y = layer.forward(x, acts, true);
       const double fwd = layer_forward_flops(cfg_.model, dbl(x_.b)) / x_.t;
-      timer_.run(st, {backward ? 2 * fwd : fwd, 0, "layer"}, peak_, [&] {
+      Timer timer(ops, opt_.device == "cuda" ? 256u << 20 : 32u << 20);
+      timer.run(st, {backward ? 2 * fwd : fwd, 0, "layer"}, peak_, [&] {
         if (!backward) y = layer.forward(x, acts, true);
         else layer.backward(y, acts);
       });

@@ -22,6 +22,7 @@ TEST(CliTrain, WritesAMeasuredResultWithFallingLoss) {
   EXPECT_EQ(j["mode"], "measured");
   EXPECT_EQ(j["model"]["ffn_hidden"], 256);
   EXPECT_EQ(j["plan"]["global_batch"], 8);
+  EXPECT_EQ(j["plan"]["deterministic"], false);  // the switch is recorded with the plan
   EXPECT_FALSE(j["software"]["commit"].get<std::string>().empty());
   const auto& m = j["metrics"];
   ASSERT_EQ(m["loss"].size(), 20u);
