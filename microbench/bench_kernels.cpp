@@ -52,7 +52,7 @@ class Suite {
     if (opt_.device == "cuda") {  // made before any benchmark runs, like the other variants' ops
       Config c = cfg_;
       c.plan.deterministic = true;
-      deterministic_ops_ = make_ops(opt_.device, c, *alloc_);
+      deterministic_ops_ = variant(c);
     }
     register_gemms();
     register_attention();
@@ -101,7 +101,7 @@ class Suite {
   void attention(const std::string& name, Attention kind, bool fused_ops, bool deterministic = false) {
     Config c = cfg_;
     c.plan.attention = kind, c.plan.fused_ops = fused_ops, c.plan.deterministic = deterministic;
-    auto ops = std::shared_ptr<Ops>(make_ops(opt_.device, c, *alloc_));
+    auto ops = variant(c);
     const char* label = kind == Attention::flash ? "flash_attention" : "attention";
     for (const bool backward : {false, true})
       benchmark::RegisterBenchmark(("attention/" + name + (backward ? "_bwd" : "_fwd") + suffix(deterministic)).c_str(),
@@ -154,7 +154,7 @@ class Suite {
   void bias_gelu(bool fused, bool backward) {
     Config c = cfg_;
     c.plan.fused_ops = fused;
-    auto ops = std::shared_ptr<Ops>(make_ops(opt_.device, c, *alloc_));
+    auto ops = variant(c);
     const std::string name = std::string("bias_gelu/") + (fused ? "fused" : "unfused") + (backward ? "_bwd" : "");
     benchmark::RegisterBenchmark(name.c_str(), [this, ops, backward](benchmark::State& st) {
       const std::int64_t n = st.range(0), f = st.range(1), h = st.range(2);
@@ -226,12 +226,23 @@ class Suite {
   void register_optimizer_and_layer();
   void layer(bool deterministic);
 
+  // Ops of a variant of the plan on an allocator of its own: a stream-ordered
+  // pool orders its blocks on the stream of the one ops it serves.
+  std::shared_ptr<Ops> variant(const Config& c) const {
+    std::shared_ptr<Allocator> alloc(make_allocator(opt_.device, 0));
+    std::shared_ptr<Ops> ops(make_ops(opt_.device, c, *alloc));
+    return {ops.get(), [ops, alloc](Ops*) mutable {
+              ops.reset();  // the ops (and its stream) before the allocator it draws on
+              alloc.reset();
+            }};
+  }
+
   Options opt_;
   Config cfg_;
   Shapes x_;
   std::unique_ptr<Allocator> alloc_;
   std::unique_ptr<Ops> ops_;
-  std::unique_ptr<Ops> deterministic_ops_;  // plan.deterministic on (cuda only)
+  std::shared_ptr<Ops> deterministic_ops_;  // plan.deterministic on (cuda only)
   Timer timer_;
   double peak_;
   SingleRankCommunicator tp_;
