@@ -2,10 +2,11 @@
 // tensor-parallel rank of a configuration issues (--config FILE, or a small
 // default GPT), on --device cpu or cuda: the GEMMs of a layer and of the logits
 // (forward, data and weight gradient), attention forward and backward (fused
-// and unfused), layernorm, fused vs unfused bias+GeLU and scale+mask+softmax,
-// the AdamW step, and one whole layer forward and backward. On cuda the ops
-// whose path plan.deterministic changes (embedding backward, cuDNN attention,
-// the layer) run again as "NAME/deterministic": the ratio is what it costs.
+// and unfused), layernorm, fused vs unfused residual add + layernorm, bias+GeLU
+// and scale+mask+softmax, the AdamW step, and one whole layer forward and
+// backward. On cuda the ops whose path plan.deterministic changes (embedding
+// backward, cuDNN attention, the layer) run again as "NAME/deterministic": the
+// ratio is what it costs.
 // Letters: n tokens of a micro-batch (b·s), h hidden, f MLP size / t, a heads / t,
 // d head dim, Vt vocabulary / t.
 #include <benchmark/benchmark.h>
@@ -147,6 +148,26 @@ class Suite {
       })->Args({x_.n, x_.h})->ArgNames({"n", "h"})->UseManualTime()->Unit(benchmark::kMillisecond);
   }
 
+  // x2 = y + bias + x and ln2 = LN(x2), the attention block's residual add and
+  // the layernorm after it: one kernel (fused) or bias_residual_add then
+  // layernorm_forward (unfused: with fused_ops off the add is bias_add + add).
+  // Effective bytes: read y and x, write x2 and ln2, plus mean and rstd (fp32).
+  void residual_layernorm(bool fused) {
+    Config c = cfg_;
+    c.plan.fused_ops = fused;
+    auto ops = variant(c);
+    const std::string name = std::string("residual_layernorm/") + (fused ? "fused" : "unfused");
+    benchmark::RegisterBenchmark(name.c_str(), [this, ops](benchmark::State& st) {
+      const std::int64_t n = st.range(0), h = st.range(1);
+      Tensor y = ops->zeros({n, h}), x = ops->zeros({n, h}), sum = ops->empty({n, h}), ln = ops->empty({n, h});
+      Tensor b = ops->zeros({h}), g = ops->zeros({h}), beta = ops->zeros({h});
+      Tensor mean = ops->empty({n}, DType::f32), rstd = ops->empty({n}, DType::f32);
+      Timer timer(*ops, opt_.device == "cuda" ? 256u << 20 : 32u << 20);
+      timer.run(st, {0, 4 * x_.e * dbl(n * h) + 8 * dbl(n), "memory"}, peak_,
+                [&] { ops->bias_residual_layernorm(y, b, x, g, beta, sum, ln, mean, rstd); });
+    })->Args({x_.n, x_.h})->ArgNames({"n", "h"})->UseManualTime()->Unit(benchmark::kMillisecond);
+  }
+
   // fc1 with its bias and GeLU, forward (y = gelu(x·w1ᵀ + b1)) and the backward
   // through fc2 that the fusion changes (dpre = (dy·w2) ∘ gelu'(pre), db1, dw2):
   // fused (GELU_AUX_BIAS and DGELU_BGRAD cuBLASLt epilogues) or unfused (plain
@@ -214,6 +235,8 @@ class Suite {
   void register_memory_bound() {
     for (const bool det : determinism_modes()) embedding_backward(det);
     layernorm();
+    residual_layernorm(true);
+    residual_layernorm(false);
     for (bool backward : {false, true}) {
       bias_gelu(true, backward);
       bias_gelu(false, backward);

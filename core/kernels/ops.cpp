@@ -44,6 +44,12 @@ void Ops::bias_residual_add(const Tensor& y, const Tensor& bias, const Tensor& r
   add(out, residual, out);
 }
 
+void Ops::bias_residual_layernorm(const Tensor& y, const Tensor& bias, const Tensor& residual, const Tensor& gamma,
+                                  const Tensor& beta, Tensor& sum, Tensor& ln, Tensor& mean, Tensor& rstd) {
+  bias_residual_add(y, bias, residual, sum);
+  layernorm_forward(sum, gamma, beta, ln, mean, rstd);
+}
+
 void Ops::reset_marks(int count) { marks_.assign(static_cast<std::size_t>(count), {}); }
 
 void Ops::record_mark(int k) { marks_.at(static_cast<std::size_t>(k)) = std::chrono::steady_clock::now(); }

@@ -103,6 +103,12 @@ class Ops {
   // out (n, h) = y + bias (h) + residual; out may alias y or residual. A
   // backend may fuse the three (one read of each, one rounding).
   virtual void bias_residual_add(const Tensor& y, const Tensor& bias, const Tensor& residual, Tensor& out);
+  // sum (n, h) = y + bias (h) + residual as bias_residual_add (sum may alias y
+  // or residual), then ln, mean, rstd (n, fp32) = layernorm_forward(sum, gamma,
+  // beta). A backend may fuse the two into one pass with the same results.
+  virtual void bias_residual_layernorm(const Tensor& y, const Tensor& bias, const Tensor& residual,
+                                       const Tensor& gamma, const Tensor& beta, Tensor& sum, Tensor& ln,
+                                       Tensor& mean, Tensor& rstd);
   virtual void scale(Tensor& x, double alpha) = 0;
   virtual double sum_squares(const Tensor& x) = 0;                     // Σ x², in double
   // Σ x² over every (fp32) tensor of xs, in double, with one wait for the device

@@ -12,9 +12,14 @@ struct NormActs {
   Tensor rstd;  // (n) fp32
 };
 
-inline NormActs layernorm_forward(Ops& ops, const Tensor& x, const Param& gamma, const Param& beta) {
+// Uninitialised y, mean, rstd for a layernorm of x.
+inline NormActs empty_norm_acts(Ops& ops, const Tensor& x) {
   const std::int64_t n = x.numel() / x.dim(-1);
-  NormActs a{ops.empty(x.shape()), ops.empty({n}, DType::f32), ops.empty({n}, DType::f32)};
+  return {ops.empty(x.shape()), ops.empty({n}, DType::f32), ops.empty({n}, DType::f32)};
+}
+
+inline NormActs layernorm_forward(Ops& ops, const Tensor& x, const Param& gamma, const Param& beta) {
+  NormActs a = empty_norm_acts(ops, x);
   ops.layernorm_forward(x, gamma.value, beta.value, a.y, a.mean, a.rstd);
   return a;
 }

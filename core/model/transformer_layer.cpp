@@ -65,7 +65,12 @@ Tensor TransformerLayer::attention_block(LayerActs& a, bool keep_scores) {
   if (!keep_scores) a.attn_saved = Tensor{};
   Tensor proj = ops.empty({b, s, h});
   ops.linear_forward(a.attn, proj_w_->value, Tensor{}, proj);
-  row_parallel_reduce(proj, *proj_b_, a.x);
+  all_reduce(ctx_.tp, proj);  // g
+  // x2 = proj + bias + x, and ln2 = LN(x2) for the MLP block, in one pass
+  // when the backend fuses them (the same values as the two ops).
+  a.ln2 = empty_norm_acts(ops, proj);
+  ops.bias_residual_layernorm(proj, proj_b_->value, a.x, ln2_g_->value, ln2_b_->value, proj, a.ln2.y, a.ln2.mean,
+                              a.ln2.rstd);
   a.x2 = proj;
   return a.x2;
 }
@@ -73,7 +78,6 @@ Tensor TransformerLayer::attention_block(LayerActs& a, bool keep_scores) {
 Tensor TransformerLayer::mlp_block(LayerActs& a) {
   Ops& ops = ctx_.ops;
   const std::int64_t b = a.x.dim(0), s = a.x.dim(1), h = a.x.dim(2);
-  a.ln2 = layernorm_forward(ops, a.x2, *ln2_g_, *ln2_b_);
   a.fc1 = ops.empty({b, s, fc1_w_->value.dim(0)});
   a.gelu = ops.empty({b, s, fc1_w_->value.dim(0)});
   ops.linear_gelu_forward(a.ln2.y, fc1_w_->value, fc1_b_->value, a.fc1, a.gelu);

@@ -41,7 +41,9 @@ class TransformerLayer {
   ParamList params() const;
 
  private:
+  // Fills ln1, qkv, attn(_saved), x2 and ln2 (LN(x2), fused with the residual add).
   Tensor attention_block(LayerActs& acts, bool keep_scores);
+  // From ln2 and x2: fills fc1, gelu; returns the layer output.
   Tensor mlp_block(LayerActs& acts);
   Tensor mlp_backward(const Tensor& dy, LayerActs& acts);
   Tensor attention_backward(const Tensor& dx2, LayerActs& acts);

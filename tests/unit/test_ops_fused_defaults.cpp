@@ -1,6 +1,7 @@
 // Ops' default compositions that a backend may fuse (linear_gelu_backward,
-// bias_residual_add), on the CPU backend: they must equal the separate ops
-// exactly, whatever aliases the output. Letters: n rows, h hidden, f inner, m out.
+// bias_residual_add, bias_residual_layernorm), on the CPU backend: they must
+// equal the separate ops exactly, whatever aliases the output.
+// Letters: n rows, h hidden, f inner, m out.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -46,6 +47,31 @@ TEST(OpsDefaults, BiasResidualAddEqualsBiasAddThenAddWhateverItAliases) {
   Tensor r2 = c.clone(res);
   c.ops.bias_residual_add(y, bias, r2, r2);  // out aliases residual
   EXPECT_EQ(values(r2), values(expect));
+}
+
+// sum, ln, mean, rstd of bias_residual_layernorm with the sum written to a new
+// tensor, over y, or over residual: each must equal bias_residual_add then
+// layernorm_forward bit for bit.
+TEST(OpsDefaults, BiasResidualLayernormEqualsBiasResidualAddThenLayernorm) {
+  Cpu c;
+  const std::int64_t n = 5, h = 7;
+  const Tensor y = c.random({n, h}), bias = c.random({h}), res = c.random({n, h});
+  const Tensor gamma = c.random({h}), beta = c.random({h});
+  Tensor sum = c.ops.empty({n, h}), ln = c.ops.empty({n, h});
+  Tensor mean = c.ops.empty({n}, DType::f32), rstd = c.ops.empty({n}, DType::f32);
+  c.ops.bias_residual_add(y, bias, res, sum);
+  c.ops.layernorm_forward(sum, gamma, beta, ln, mean, rstd);
+  for (const int alias : {0, 1, 2}) {  // sum: new, over y, over residual
+    Tensor y2 = c.clone(y), r2 = c.clone(res);
+    Tensor s2 = alias == 1 ? y2 : alias == 2 ? r2 : c.ops.empty({n, h});
+    Tensor ln2 = c.ops.empty({n, h}), mean2 = c.ops.empty({n}, DType::f32), rstd2 = c.ops.empty({n}, DType::f32);
+    c.ops.bias_residual_layernorm(y2, bias, r2, gamma, beta, s2, ln2, mean2, rstd2);
+    SCOPED_TRACE(alias);
+    EXPECT_EQ(values(s2), values(sum));
+    EXPECT_EQ(values(ln2), values(ln));
+    EXPECT_EQ(values(mean2), values(mean));
+    EXPECT_EQ(values(rstd2), values(rstd));
+  }
 }
 
 TEST(OpsDefaults, LinearGeluBackwardEqualsTheSeparateOps) {

@@ -76,6 +76,8 @@ class CudaOps final : public Ops {
   void linear_gelu_backward(const Tensor& dy, const Tensor& gelu_out, const Tensor& pre, const Tensor& w, Tensor& dpre,
                             Tensor& dw, Tensor& dbias, Tensor& dbias_pre) override;
   void bias_residual_add(const Tensor& y, const Tensor& bias, const Tensor& residual, Tensor& out) override;
+  void bias_residual_layernorm(const Tensor& y, const Tensor& bias, const Tensor& residual, const Tensor& gamma,
+                               const Tensor& beta, Tensor& sum, Tensor& ln, Tensor& mean, Tensor& rstd) override;
   // GEMM call keys whose cuBLASLt algorithm was chosen by timing candidates.
   std::size_t tuned_gemm_shapes() const;
   void bias_add(Tensor& y, const Tensor& bias) override;

@@ -202,6 +202,23 @@ void CudaOps::layernorm_forward(const Tensor& x, const Tensor& gamma, const Tens
   });
 }
 
+// One kernel for the residual add and the layernorm after it when fused_ops
+// (bitwise the separate kernels' results, see layernorm.cu); else the default
+// composition of the separate ops.
+void CudaOps::bias_residual_layernorm(const Tensor& y, const Tensor& bias, const Tensor& residual, const Tensor& gamma,
+                                      const Tensor& beta, Tensor& sum, Tensor& ln, Tensor& mean, Tensor& rstd) {
+  if (!options_.fused_ops) return Ops::bias_residual_layernorm(y, bias, residual, gamma, beta, sum, ln, mean, rstd);
+  const std::int64_t h = y.dim(-1), n = rows(y);
+  expect(residual.numel() == y.numel() && sum.numel() == y.numel() && ln.numel() == y.numel() &&
+             bias.numel() == h && gamma.numel() == h && beta.numel() == h && mean.numel() == n && rstd.numel() == n,
+         "bias_residual_layernorm", "sizes differ");
+  with_type([&](auto tag) {
+    using T = decltype(tag);
+    cuda::bias_residual_layernorm(typed<T>(y), typed<T>(bias), typed<T>(residual), typed<T>(gamma), typed<T>(beta), n,
+                                  h, 1e-5f, typed<T>(sum), typed<T>(ln), f32(mean), f32(rstd), stream_);
+  });
+}
+
 void CudaOps::layernorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
                                  const Tensor& rstd, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
   with_type([&](auto tag) {

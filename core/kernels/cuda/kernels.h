@@ -41,6 +41,13 @@ template <class T> void accumulate_f32(const T* partial, std::int64_t n, float* 
 template <class T>
 void layernorm_forward(const T* x, const T* gamma, const T* beta, std::int64_t n, std::int64_t h, float eps, T* y,
                        float* mean, float* rstd, cudaStream_t st);
+// sum (n, h) = y + bias (h) + residual rounded to T (sum may alias y or
+// residual), then ln, mean, rstd = layernorm_forward(sum): bitwise the same as
+// bias_residual_add followed by layernorm_forward, with one kernel.
+template <class T>
+void bias_residual_layernorm(const T* y, const T* bias, const T* residual, const T* gamma, const T* beta,
+                             std::int64_t n, std::int64_t h, float eps, T* sum, T* ln, float* mean, float* rstd,
+                             cudaStream_t st);
 // dx (n, h) overwritten, may alias dy; dgamma, dbeta (h, fp32) accumulated in a
 // fixed order (no atomics: the same bits every run).
 template <class T>
