@@ -97,7 +97,8 @@ TEST(InProcessDeviceCommunicator, MovesDeviceBuffersBetweenStreams) {
   gputest::DeviceBuffer<float> da(a), db(b), got1(3), got2(3), nothing(1);  // NaN-poisoned
   world[0]->isend(da.get(), 3, DType::f32, 1, 5)->wait();
   world[0]->isend(db.get(), 3, DType::f32, 1, 5)->wait();
-  cudaMemsetAsync(da.get(), 0, 3 * sizeof(float), s[0]);  // after the staging copy on the sender's stream
+  // Overwritten after the staging copy on the sender's stream: the receive still sees a.
+  ASSERT_EQ(cudaMemsetAsync(da.get(), 0, 3 * sizeof(float), s[0]), cudaSuccess);
   world[1]->irecv(got1.get(), 3, DType::f32, 0, 5)->order_before_use();
   world[1]->irecv(got2.get(), 3, DType::f32, 0, 5)->wait();
   EXPECT_EQ(got1.download(), a);
