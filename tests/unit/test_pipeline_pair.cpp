@@ -6,18 +6,17 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <exception>
 #include <ostream>
-#include <thread>
 
 #include "core/comm/in_process_communicator.h"
-#include "core/comm/process_groups.h"
-#include "core/data/token_source.h"
+#ifdef PTDP_HAVE_CUDA
+#include "core/comm/in_process_device.h"
+#endif
 #include "core/kernels/cpu/cpu_ops.h"
-#include "core/runtime/trainer.h"
 #include "core/runtime/transfer_steps.h"
 #include "core/schedule/registry.h"
 #include "tests/equivalence_config.h"
+#include "tests/pipeline_pair_util.h"
 
 namespace ptdp {
 namespace {
@@ -26,29 +25,12 @@ constexpr int kIterations = 3;
 constexpr double kTimeoutS = 120;  // a rank stuck on its peer fails the test instead of hanging it
 
 std::vector<double> run_ranks(const Config& cfg, InProcessLog* log = nullptr) {
-  const Topology topo{cfg.plan.tp, cfg.plan.pp, cfg.plan.dp, 8};
-  auto world = make_in_process_world(topo.world(), kTimeoutS, log);
-  std::vector<std::vector<double>> losses(world.size());
-  std::vector<std::exception_ptr> errors(world.size());
-  std::vector<std::thread> threads;
-  for (std::size_t r = 0; r < world.size(); ++r)
-    threads.emplace_back([&, r] {
-      try {
-        CpuAllocator alloc(static_cast<int>(r));
-        CpuOps ops(alloc);
-        ProcessGroups groups = make_process_groups(*world[r], topo);
-        auto data = make_synthetic_source(cfg.model.vocab, cfg.plan.seed);
-        Trainer trainer(cfg, ops, groups, *data);
-        for (int i = 0; i < kIterations; ++i) losses[r].push_back(trainer.step(i).loss);
-      } catch (...) {
-        errors[r] = std::current_exception();
-      }
-    });
-  for (auto& t : threads) t.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
-  for (std::size_t r = 1; r < losses.size(); ++r) EXPECT_EQ(losses[r], losses[0]) << "rank " << r;
-  return losses[0];
+  auto world = make_in_process_world(test::plan_topology(cfg).world(), kTimeoutS, log);
+  return test::run_rank_threads(world, [&](int r, Communicator& comm) {
+    CpuAllocator alloc(r);
+    CpuOps ops(alloc);
+    return test::train_rank(cfg, ops, comm, kIterations);
+  });
 }
 
 // The single-rank run: a world of one thread.
@@ -135,6 +117,29 @@ TEST(InProcessCommunicator, SendsMatchReceivesByTagInOrder) {
   EXPECT_EQ(got[1], 1);
   EXPECT_EQ(got[2], 3);
 }
+
+#ifdef PTDP_HAVE_CUDA
+// The device mode's host side (no GPU touched): streams must be registered
+// before point-to-point, host scalars and groups work as in host mode.
+TEST(InProcessDeviceCommunicator, NeedsAStreamAndKeepsTheHostSide) {
+  auto host = make_in_process_world(1, 10);
+  EXPECT_THROW(set_in_process_stream(*host[0], nullptr), std::logic_error);
+  InProcessLog log;
+  auto world = make_in_process_device_world(2, 10, &log);
+  float x = 0;
+  EXPECT_THROW(world[0]->isend(&x, 1, DType::f32, 1, 0), std::logic_error);
+  EXPECT_THROW(world[1]->irecv(&x, 1, DType::f32, 0, 0), std::logic_error);
+  EXPECT_THROW(world[0]->isend(&x, 1, DType::f32, 0, 0), std::invalid_argument);  // to itself
+  const auto sums = test::run_rank_threads(world, [](int r, Communicator& comm) {
+    auto sub = comm.split(0, r);  // both ranks: a group of two with its own mailbox
+    comm.group_start();
+    comm.group_end();
+    return std::vector<double>{sub->all_reduce_host(r + 1.0, ReduceOp::sum), static_cast<double>(sub->size())};
+  });
+  EXPECT_EQ(sums, (std::vector<double>{3.0, 2.0}));
+  EXPECT_EQ(log.groups.load(), 2);
+}
+#endif
 
 }  // namespace
 }  // namespace ptdp
