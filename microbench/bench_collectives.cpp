@@ -13,6 +13,7 @@
 
 #include "core/comm/host_gather.h"
 #include "core/comm/world.h"
+#include "core/config/rank_dims.h"
 #include "core/metrics/bus_bandwidth.h"
 #include "core/metrics/memory_model.h"
 #include "microbench/bench_setup.h"
@@ -136,7 +137,7 @@ class Suite {
 
 // The messages one rank of `cfg` sends: b·s·h activations (1/t with scatter/gather), gradients.
 void add_config_sizes(Suite& s, const Config& cfg) {
-  const double e = cfg.plan.precision == Precision::fp32 ? 4 : 2;
+  const double e = element_bytes(cfg.plan.precision);
   const auto activation = static_cast<std::int64_t>(e * cfg.plan.micro_batch * cfg.model.seq_len * cfg.model.hidden);
   s.add(Collective::all_reduce, activation, "config_tp");
   s.add(Collective::send_recv, cfg.plan.scatter_gather ? activation / cfg.plan.tp : activation, "config_pp");

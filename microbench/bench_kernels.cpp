@@ -18,6 +18,7 @@
 
 #include "core/comm/single_rank.h"
 #include "core/comm/world.h"
+#include "core/config/rank_dims.h"
 #include "core/data/token_source.h"
 #include "core/metrics/flops.h"
 #include "core/model/transformer_layer.h"
@@ -29,24 +30,10 @@ namespace {
 
 double dbl(std::int64_t v) { return static_cast<double>(v); }
 
-struct Shapes {
-  std::int64_t b, s, n, h, f, a, d, vt;
-  int t;
-  double e;  // bytes per element of the compute type
-};
-
-Shapes shapes_of(const Config& c) {
-  const Model& m = c.model;
-  const int t = c.plan.tp;
-  return {c.plan.micro_batch, m.seq_len, static_cast<std::int64_t>(c.plan.micro_batch) * m.seq_len, m.hidden,
-          m.ffn() / t, m.heads / t, m.hidden / m.heads, m.padded_vocab() / t, t,
-          c.plan.precision == Precision::fp32 ? 4.0 : 2.0};
-}
-
 class Suite {
  public:
   Suite(const Options& o, const Config& cfg)
-      : opt_(o), cfg_(cfg), x_(shapes_of(cfg)), alloc_(make_allocator(o.device, 0)), ops_(make_ops(o.device, cfg, *alloc_)),
+      : opt_(o), cfg_(cfg), x_(cfg.model, cfg.plan), alloc_(make_allocator(o.device, 0)), ops_(make_ops(o.device, cfg, *alloc_)),
         timer_(*ops_, o.device == "cuda" ? 256u << 20 : 32u << 20), peak_(peak_flops(cfg)) {}
 
   void register_all() {
@@ -262,7 +249,7 @@ class Suite {
 
   Options opt_;
   Config cfg_;
-  Shapes x_;
+  RankDims x_;
   std::unique_ptr<Allocator> alloc_;
   std::unique_ptr<Ops> ops_;
   std::shared_ptr<Ops> deterministic_ops_;  // plan.deterministic on (cuda only)

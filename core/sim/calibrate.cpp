@@ -83,7 +83,7 @@ Calibration calibrate(const std::vector<std::filesystem::path>& files, const std
           ++in.attention;
         } else if (run.contains("bus_factor")) {
           const bool one_node = run.at("ranks_per_node").get<double>() >= run.at("ranks").get<double>();
-          collectives[std::string(one_node ? "intra_node." : "inter_node.") + label].push_back(
+          collectives[collective_key(label, one_node)].push_back(
               {run.at("bytes").get<double>(), s, run.at("bus_factor").get<double>()});
           ++in.collectives;
         }

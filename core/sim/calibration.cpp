@@ -95,4 +95,12 @@ const CollectiveRate* Calibration::collective(const std::string& key) const {
   return it == collectives.end() ? nullptr : &it->second;
 }
 
+const CollectiveRate* Calibration::collective(Collective c, bool intra_node) const {
+  return collective(collective_key(collective_name(c), intra_node));
+}
+
+std::string collective_key(const std::string& collective, bool intra_node) {
+  return (intra_node ? "intra_node." : "inter_node.") + collective;
+}
+
 }  // namespace ptdp

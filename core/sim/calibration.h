@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/comm/collective.h"
 #include "core/sim/device_rates.h"
 
 namespace ptdp {
@@ -46,6 +47,10 @@ struct Calibration {
   double gemm_time_ratio(const GemmShape& g, const DeviceRates& rates) const;
   // Measured collective rate, or null when absent.
   const CollectiveRate* collective(const std::string& key) const;
+  const CollectiveRate* collective(Collective c, bool intra_node) const;
 };
+
+// "intra_node.<collective>" or "inter_node.<collective>": the key of a measured rate.
+std::string collective_key(const std::string& collective, bool intra_node);
 
 }  // namespace ptdp

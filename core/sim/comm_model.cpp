@@ -11,10 +11,9 @@ namespace ptdp {
 CommModel::CommModel(const Machine& machine, const Calibration* calibration)
     : machine_(machine), calibration_(calibration) {}
 
-double CommModel::busbw(Placement g, const char* op) const {
-  const std::string key = std::string(g.single_node() ? "intra_node." : "inter_node.") + op;
+double CommModel::busbw(Placement g, Collective c) const {
   if (calibration_ != nullptr)
-    if (const CollectiveRate* r = calibration_->collective(key)) return r->busbw_gbs * 1e9;
+    if (const CollectiveRate* r = calibration_->collective(c, g.single_node())) return r->busbw_gbs * 1e9;
   const Efficiency& e = machine_.efficiency;
   const double nvlink = machine_.intra_node.bandwidth_gbs * 1e9 * e.intra_node;
   if (g.single_node()) return nvlink;
@@ -28,36 +27,32 @@ double CommModel::step_latency(Placement g) const {
   return (g.single_node() ? machine_.intra_node.latency_us : machine_.inter_node.latency_us) * 1e-6;
 }
 
-double CommModel::collective(double bytes, Placement g, const char* op, double factor, int steps) const {
+// A ring collective: `steps` latencies, then the bus factor's share of the bytes at the bus bandwidth.
+double CommModel::collective(double bytes, Placement g, Collective c, int steps) const {
   if (g.size <= 1 || bytes <= 0) return 0.0;
   double alpha = steps * step_latency(g);
   if (calibration_ != nullptr) {
-    const std::string key = std::string(g.single_node() ? "intra_node." : "inter_node.") + op;
-    if (const CollectiveRate* r = calibration_->collective(key)) alpha = r->alpha_us * 1e-6;
+    if (const CollectiveRate* r = calibration_->collective(c, g.single_node())) alpha = r->alpha_us * 1e-6;
   }
-  return alpha + factor * bytes / busbw(g, op);
+  return alpha + bus_factor(c, g.size) * bytes / busbw(g, c);
 }
 
 double CommModel::all_reduce(double bytes, Placement g) const {
-  const double n = g.size;
-  return collective(bytes, g, "all_reduce", 2 * (n - 1) / n, 2 * (g.size - 1));
+  return collective(bytes, g, Collective::all_reduce, 2 * (g.size - 1));
 }
 
 double CommModel::all_gather(double bytes, Placement g) const {
-  const double n = g.size;
-  return collective(bytes, g, "all_gather", (n - 1) / n, g.size - 1);
+  return collective(bytes, g, Collective::all_gather, g.size - 1);
 }
 
 double CommModel::reduce_scatter(double bytes, Placement g) const {
-  const double n = g.size;
-  return collective(bytes, g, "reduce_scatter", (n - 1) / n, g.size - 1);
+  return collective(bytes, g, Collective::reduce_scatter, g.size - 1);
 }
 
 double CommModel::p2p(double bytes, bool same_node, int senders_per_node) const {
   if (bytes <= 0) return 0.0;
-  const std::string key = same_node ? "intra_node.send_recv" : "inter_node.send_recv";
   if (calibration_ != nullptr)
-    if (const CollectiveRate* r = calibration_->collective(key)) return r->alpha_us * 1e-6 + bytes / (r->busbw_gbs * 1e9);
+    if (const CollectiveRate* r = calibration_->collective(Collective::send_recv, same_node)) return r->alpha_us * 1e-6 + bytes / (r->busbw_gbs * 1e9);
   const Efficiency& e = machine_.efficiency;
   if (same_node) return machine_.intra_node.latency_us * 1e-6 + bytes / (machine_.intra_node.bandwidth_gbs * 1e9 * e.intra_node);
   const double nic = machine_.inter_node.bandwidth_gbs * 1e9 * e.inter_node;
@@ -65,12 +60,20 @@ double CommModel::p2p(double bytes, bool same_node, int senders_per_node) const 
   return machine_.inter_node.latency_us * 1e-6 + bytes / std::min(nic, shared);
 }
 
-Placement tp_placement(int t, int gpus_per_node) { return {t, std::min(t, gpus_per_node)}; }
+Placement group_placement(const Topology& topo, const std::vector<int>& group) {
+  int per_node = 0;
+  for (const int r : group) per_node += topo.same_node(r, group.front()) ? 1 : 0;
+  return {static_cast<int>(group.size()), per_node};
+}
+
+Placement tp_placement(int t, int gpus_per_node) {
+  const Topology topo{t, 1, 1, std::max(1, gpus_per_node)};
+  return group_placement(topo, topo.tp_group(0));
+}
 
 Placement dp_placement(int t, int d, int gpus_per_node) {
-  // Members of a data-parallel group are t ranks apart.
-  const int per_node = t >= gpus_per_node ? 1 : std::max(1, std::min(d, gpus_per_node / t));
-  return {d, per_node};
+  const Topology topo{t, 1, d, std::max(1, gpus_per_node)};
+  return group_placement(topo, topo.dp_group(0));
 }
 
 }  // namespace ptdp

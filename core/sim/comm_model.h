@@ -6,7 +6,11 @@
 // same collective at once: SPMD), capped by NVLink. A calibration overrides the
 // rates of the link classes it measured.
 #pragma once
+#include <vector>
+
+#include "core/comm/collective.h"
 #include "core/config/machine.h"
+#include "core/topology/topology.h"
 
 namespace ptdp {
 
@@ -33,17 +37,19 @@ class CommModel {
   double p2p(double bytes, bool same_node, int senders_per_node) const;
 
   // Bus bandwidth (bytes/s) and per-step latency (s) a group's collective gets.
-  double busbw(Placement g, const char* op) const;
+  double busbw(Placement g, Collective c) const;
   double step_latency(Placement g) const;
 
  private:
-  double collective(double bytes, Placement g, const char* op, double factor, int steps) const;
+  double collective(double bytes, Placement g, Collective c, int steps) const;
   const Machine& machine_;
   const Calibration* calibration_;
 };
 
-// Placements of the groups of a (t, p, d) layout with `gpus_per_node` ranks a node,
-// in Megatron's rank order (tensor fastest, then data, then pipeline).
+// A group of `topo` (global ranks, e.g. topo.tp_group(r)): its size and how many of
+// its members share the node of its first rank.
+Placement group_placement(const Topology& topo, const std::vector<int>& group);
+// The tensor- and data-parallel groups of a (t, ·, d) layout with `gpus_per_node` ranks a node.
 Placement tp_placement(int t, int gpus_per_node);
 Placement dp_placement(int t, int d, int gpus_per_node);
 

@@ -3,22 +3,39 @@
 
 #include <algorithm>
 
+#include "core/config/rank_dims.h"
 #include "core/metrics/memory_model.h"
 #include "core/model/chunk_layout.h"
 
 namespace ptdp {
 
+namespace {
+
+Topology topology_of(const Config& cfg) {
+  return {cfg.plan.tp, cfg.plan.pp, cfg.plan.dp, std::max(1, cfg.machine.gpus_per_node)};
+}
+
+// Ranks of pipeline stage `stage` on the node of its first rank: they send across nodes at once.
+int stage_ranks_on_node(const Topology& topo, int stage) {
+  int n = 0;
+  for (const int r : topo.node_ranks(topo.rank_of({0, 0, stage}))) n += topo.coord(r).pp == stage ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
 CostModel::CostModel(const Config& cfg, const Calibration* calibration) : p_(cfg.plan.pp), v_(cfg.plan.virtual_stages) {
   const DeviceRates dev(cfg.machine, cfg.plan.precision, calibration);
   const CommModel comm(cfg.machine, calibration);
-  const Placement tp = tp_placement(cfg.plan.tp, cfg.machine.gpus_per_node);
+  const Topology topo = topology_of(cfg);
+  const Placement tp = group_placement(topo, topo.tp_group(0));
   layer_ = layer_costs(cfg.model, cfg.plan, dev, comm, tp);
   edges_ = edge_costs(cfg.model, cfg.plan, dev, comm, tp);
   build_chunk_costs(cfg, dev);
-  build_step_costs(cfg, comm);
+  build_step_costs(cfg, comm, topo);
   for (int r = 0; r < p_; ++r) {
-    to_next_.push_back(boundary_transfer(cfg, comm, r, (r + 1) % p_));
-    to_prev_.push_back(boundary_transfer(cfg, comm, r, (r + p_ - 1) % p_));
+    to_next_.push_back(boundary_transfer(cfg, comm, topo, r, (r + 1) % p_));
+    to_prev_.push_back(boundary_transfer(cfg, comm, topo, r, (r + p_ - 1) % p_));
   }
   // Optimizer: memory-bound passes of a mixed-precision step, bytes per parameter:
   // unscale and check the fp32 gradients (8), global norm (4), clip (8), Adam
@@ -47,11 +64,10 @@ void CostModel::build_chunk_costs(const Config& cfg, const DeviceRates& dev) {
     }
 }
 
-void CostModel::build_step_costs(const Config& cfg, const CommModel& comm) {
+void CostModel::build_step_costs(const Config& cfg, const CommModel& comm, const Topology& topo) {
   const Plan& p = cfg.plan;
-  const int gpus = cfg.machine.gpus_per_node;
   const double grad_bytes = 4;  // fp32 main gradients, also under fp16 (projected_memory.h)
-  const Placement dp = dp_placement(p.tp, p.dp, gpus);
+  const Placement dp = group_placement(topo, topo.dp_group(0));
   for (int r = 0; r < p_; ++r) {
     const double params = static_cast<double>(rank_parameter_count(cfg.model, p, r));
     // The distributed optimizer reduce-scatters gradients and all-gathers 16-bit weights instead.
@@ -61,22 +77,20 @@ void CostModel::build_step_costs(const Config& cfg, const CommModel& comm) {
     dp_reduce_.push_back(t);
   }
   // Tied embedding: the word embedding shard summed between the first and last stage.
-  const int last = (p.pp - 1) * p.tp * p.dp;
-  const bool same = last / gpus == 0;
   const double word = static_cast<double>(cfg.model.vocab) / p.tp * cfg.model.hidden * grad_bytes;
-  tied_reduce_ = p.pp > 1 ? comm.all_reduce(word, {2, same ? 2 : 1}) : 0.0;
+  tied_reduce_ = p.pp > 1 ? comm.all_reduce(word, group_placement(topo, topo.embedding_group(0))) : 0.0;
 }
 
-double CostModel::boundary_transfer(const Config& cfg, const CommModel& comm, int src, int dst) const {
+double CostModel::boundary_transfer(const Config& cfg, const CommModel& comm, const Topology& topo, int src,
+                                     int dst) const {
   const Plan& p = cfg.plan;
-  const int gpus = cfg.machine.gpus_per_node, stage = p.tp * p.dp;
-  const bool same_node = (src * stage) / gpus == (dst * stage) / gpus;
-  const double e = p.precision == Precision::fp32 ? 4 : 2;
+  const bool same_node = topo.same_node(topo.rank_of({0, 0, src}), topo.rank_of({0, 0, dst}));
+  const double e = element_bytes(p.precision);
   const double bytes = static_cast<double>(p.micro_batch) * cfg.model.seq_len * cfg.model.hidden * e;
-  const int senders = std::min(stage, gpus);  // this stage's ranks on a node send at once
+  const int senders = stage_ranks_on_node(topo, src);  // this stage's ranks on a node send at once
   if (!p.scatter_gather || p.tp == 1) return comm.p2p(bytes, same_node, senders);
   // Each tensor-parallel rank sends 1/t; the receivers all-gather over NVLink.
-  return comm.p2p(bytes / p.tp, same_node, senders) + comm.all_gather(bytes, tp_placement(p.tp, gpus));
+  return comm.p2p(bytes / p.tp, same_node, senders) + comm.all_gather(bytes, group_placement(topo, topo.tp_group(0)));
 }
 
 double CostModel::transfer(int src, int dst) const {

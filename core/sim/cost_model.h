@@ -10,6 +10,7 @@
 #include "core/config/config.h"
 #include "core/sim/layer_costs.h"
 #include "core/sim/pipeline_sim.h"
+#include "core/topology/topology.h"
 
 namespace ptdp {
 
@@ -35,8 +36,8 @@ class CostModel {
  private:
   std::size_t index(int pp_rank, int chunk) const { return static_cast<std::size_t>(pp_rank * v_ + chunk); }
   void build_chunk_costs(const Config& cfg, const DeviceRates& dev);
-  void build_step_costs(const Config& cfg, const CommModel& comm);
-  double boundary_transfer(const Config& cfg, const CommModel& comm, int src, int dst) const;
+  void build_step_costs(const Config& cfg, const CommModel& comm, const Topology& topo);
+  double boundary_transfer(const Config& cfg, const CommModel& comm, const Topology& topo, int src, int dst) const;
 
   int p_, v_;
   LayerCosts layer_;

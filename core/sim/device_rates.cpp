@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/config/rank_dims.h"
 #include "core/sim/calibration.h"
 
 namespace ptdp {
@@ -15,7 +16,7 @@ DeviceRates::DeviceRates(const Machine& machine, Precision precision, const Cali
   if (peak <= 0)
     throw std::invalid_argument("machine \"" + machine.name + "\" gives no peak_tflops for " + to_string(precision));
   peak_flops_ = peak * 1e12;
-  element_bytes_ = precision == Precision::fp32 ? 4 : 2;
+  element_bytes_ = ptdp::element_bytes(precision);
   bandwidth_ = machine.memory_bandwidth_gbs * 1e9 * machine.efficiency.memory;
   if (calibration_ != nullptr && calibration_->memory_bandwidth_gbs > 0)
     bandwidth_ = calibration_->memory_bandwidth_gbs * 1e9;

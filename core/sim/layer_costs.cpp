@@ -1,6 +1,8 @@
 // The operations of a layer, costed one by one (see layer_costs.h).
 #include "core/sim/layer_costs.h"
 
+#include "core/config/rank_dims.h"
+
 namespace ptdp {
 
 PassCost& PassCost::operator+=(const PassCost& o) {
@@ -15,7 +17,7 @@ PassCost operator*(double k, const PassCost& c) { return {k * c.gemm, k * c.atte
 
 namespace {
 
-// Sizes of one micro-batch on one tensor-parallel rank.
+// A rank's dimensions (RankDims) as doubles for the cost arithmetic, with the layer's switches.
 struct Dims {
   double b, s, n, h, f, heads, d, t, e;  // heads and f are per rank; e = bytes per element
   double hr;                              // width of replicated element-wise work: h, or h/t under SP
@@ -23,11 +25,12 @@ struct Dims {
   bool dropout, fused, sp;
 };
 
-Dims dims(const Model& m, const Plan& p, double element_bytes) {
+Dims dims(const Model& m, const Plan& p) {
+  const RankDims r(m, p);
   Dims x;
-  x.b = p.micro_batch, x.s = m.seq_len, x.n = x.b * x.s, x.h = m.hidden, x.t = p.tp;
-  x.f = static_cast<double>(m.ffn()) / p.tp, x.heads = static_cast<double>(m.heads) / p.tp;
-  x.d = static_cast<double>(m.hidden) / m.heads, x.e = element_bytes;
+  const auto dbl = [](std::int64_t v) { return static_cast<double>(v); };
+  x.b = dbl(r.b), x.s = dbl(r.s), x.n = dbl(r.n), x.h = dbl(r.h), x.t = r.t;
+  x.f = dbl(r.f), x.heads = dbl(r.a), x.d = dbl(r.d), x.e = r.e;
   x.sp = p.sequence_parallel, x.hr = x.sp ? x.h / x.t : x.h;
   x.scores = x.b * x.heads * x.s * x.s;
   x.dropout = m.dropout > 0, x.fused = p.fused_ops;
@@ -91,7 +94,7 @@ PassCost tp_comm(const Dims& x, const CommModel& comm, Placement tp, double coll
 }  // namespace
 
 LayerCosts layer_costs(const Model& m, const Plan& p, const DeviceRates& dev, const CommModel& comm, Placement tp) {
-  const Dims x = dims(m, p, dev.element_bytes());
+  const Dims x = dims(m, p);
   LayerCosts c;
   PassCost& fwd = c.forward;
   fwd.gemm = linear_forward(dev, x.n, x.h, 3 * x.h / x.t) + linear_forward(dev, x.n, x.h / x.t, x.h) +
@@ -111,7 +114,7 @@ LayerCosts layer_costs(const Model& m, const Plan& p, const DeviceRates& dev, co
 }
 
 EdgeCosts edge_costs(const Model& m, const Plan& p, const DeviceRates& dev, const CommModel& comm, Placement tp) {
-  const Dims x = dims(m, p, dev.element_bytes());
+  const Dims x = dims(m, p);
   const double vt = static_cast<double>(m.vocab) / p.tp, mask = x.dropout ? 1 : 0;
   EdgeCosts c;
   // Lookup of the shard's rows, all-reduce over t, position add, dropout.

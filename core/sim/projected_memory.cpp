@@ -3,22 +3,24 @@
 
 #include <vector>
 
+#include "core/config/rank_dims.h"
 #include "core/model/chunk_layout.h"
 
 namespace ptdp {
 
 namespace {
 
+// A rank's dimensions (RankDims) as doubles, with the switches the activation bytes depend on.
 struct Sizes {
-  double n, h, f, t, e, scores, heads;
+  double n, h, f, t, e, scores, heads, vt;
   bool dropout, sp;
 };
 
 Sizes sizes(const Model& m, const Plan& p) {
+  const RankDims r(m, p);
   Sizes z;
-  z.n = static_cast<double>(p.micro_batch) * m.seq_len, z.h = m.hidden, z.f = m.ffn(), z.t = p.tp;
-  z.e = p.precision == Precision::fp32 ? 4 : 2;
-  z.heads = static_cast<double>(m.heads) / p.tp;
+  const auto dbl = [](std::int64_t v) { return static_cast<double>(v); };
+  z.n = dbl(r.n), z.h = dbl(r.h), z.f = m.ffn(), z.t = r.t, z.e = r.e, z.heads = dbl(r.a), z.vt = dbl(r.vt);
   z.scores = p.micro_batch * z.heads * m.seq_len * static_cast<double>(m.seq_len);
   z.dropout = m.dropout > 0, z.sp = p.sequence_parallel;
   return z;
@@ -52,13 +54,12 @@ MemoryBreakdown projected_memory(const Model& m, const Plan& p, int pp_rank, con
   out.grads = static_cast<std::int64_t>(params * 4);
   const double state = params * ((half ? 4 : 0) + 8);  // fp32 master weights, Adam m and v
   out.optimizer = static_cast<std::int64_t>(p.distributed_optimizer ? state / p.dp : state);
-  const double vt = static_cast<double>(m.padded_vocab()) / p.tp;
-  std::vector<std::int64_t> chunk_bytes;
+    std::vector<std::int64_t> chunk_bytes;
   for (int c = 0; c < p.virtual_stages; ++c) {
     const ChunkLayout l = chunk_layout(m, p, pp_rank, c);
     double bytes = l.num_layers * layer_bytes(z, p, p.recompute);
     if (l.has_embedding && z.dropout) bytes += z.n * z.h;    // embedding dropout mask
-    if (l.has_head) bytes += z.e * z.n * z.h + (4 + z.e) * z.n * vt;  // final layernorm input, logits
+    if (l.has_head) bytes += z.e * z.n * z.h + (4 + z.e) * z.n * z.vt;  // final layernorm input, logits
     chunk_bytes.push_back(static_cast<std::int64_t>(bytes));
   }
   out.activations = peak_alive_bytes(program, chunk_bytes);

@@ -122,7 +122,7 @@ TEST(CommModel, RingFactorsAndPlacement) {
   // One member a node (8 adapters, 8 GPUs): each group has one adapter's worth of bandwidth.
   EXPECT_NEAR(comm.all_reduce(bytes, {4, 1}), 6 * inter_step + 2 * 3.0 / 4 * bytes / nic, 1e-9);
   // Eight members a node share all eight adapters: eight times faster across nodes.
-  EXPECT_NEAR(comm.busbw({32, 8}, "all_reduce"), std::min(nvlink, 8 * nic), 1.0);
+  EXPECT_NEAR(comm.busbw({32, 8}, Collective::all_reduce), std::min(nvlink, 8 * nic), 1.0);
   EXPECT_DOUBLE_EQ(comm.all_reduce(bytes, {1, 1}), 0.0);
   EXPECT_LT(comm.p2p(bytes, true, 8), comm.p2p(bytes, false, 8));
   EXPECT_EQ(dp_placement(8, 4, 8).per_node, 1);

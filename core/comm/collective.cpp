@@ -1,5 +1,5 @@
-// Bus-bandwidth factors of the collectives.
-#include "core/metrics/bus_bandwidth.h"
+// Names and bus-bandwidth factors of the collectives.
+#include "core/comm/collective.h"
 
 namespace ptdp {
 

@@ -1,0 +1,20 @@
+// Per-rank dimensions (see rank_dims.h).
+#include "core/config/rank_dims.h"
+
+namespace ptdp {
+
+int element_bytes(Precision precision) { return precision == Precision::fp32 ? 4 : 2; }
+
+RankDims::RankDims(const Model& m, const Plan& p)
+    : b(p.micro_batch),
+      s(m.seq_len),
+      n(static_cast<std::int64_t>(p.micro_batch) * m.seq_len),
+      h(m.hidden),
+      f(m.ffn() / p.tp),
+      a(m.heads / p.tp),
+      d(m.head_dim()),
+      vt(m.padded_vocab() / p.tp),
+      t(p.tp),
+      e(element_bytes(p.precision)) {}
+
+}  // namespace ptdp

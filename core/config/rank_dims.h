@@ -1,0 +1,30 @@
+// The sizes one rank works on: a micro-batch's tensors split over t. Derived once
+// from (Model, Plan) for the cost model, the memory model and the kernel benchmark.
+#pragma once
+#include <cstdint>
+
+#include "core/config/model.h"
+#include "core/config/plan.h"
+
+namespace ptdp {
+
+// Bytes per element of the compute type: 4 for fp32, 2 for bf16 and fp16.
+int element_bytes(Precision precision);
+
+struct RankDims {
+  std::int64_t b;   // micro-batch (sequences)
+  std::int64_t s;   // sequence length
+  std::int64_t n;   // tokens of a micro-batch, b·s
+  std::int64_t h;   // hidden size (replicated over t)
+  std::int64_t f;   // MLP inner width on this rank, ffn/t
+  std::int64_t a;   // attention heads on this rank, a/t
+  std::int64_t d;   // head dim, h/a
+  std::int64_t vt;  // padded vocabulary rows on this rank, V_padded/t
+  int t;            // tensor-parallel size
+  int e;            // bytes per element of the compute type
+
+  // Exact splits: config validation checks that t divides heads, hidden, ffn and padded V.
+  RankDims(const Model& m, const Plan& p);
+};
+
+}  // namespace ptdp
