@@ -52,25 +52,23 @@ double median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// Mean duration of the stage's forwards and backwards per chunk, and its optimizer step.
-void per_chunk_costs(const Timeline& timeline, int v, SliceMeasurement& m) {
-  std::map<std::pair<int, int>, std::pair<double, int>> sums;  // (op, chunk) -> (sum, count)
-  for (const auto& e : timeline) {
-    if (!e.is_instruction()) continue;
-    if (e.instr.op == Op::optimizer_step) m.optimizer_s += e.end_s - e.start_s;
-    if (!is_compute(e.instr.op)) continue;
-    auto& [sum, n] = sums[{static_cast<int>(e.instr.op), e.instr.chunk}];
-    sum += e.end_s - e.start_s;
-    ++n;
-  }
-  const auto mean = [&](Op op, int c) {
-    auto it = sums.find({static_cast<int>(op), c});
-    return it == sums.end() ? 0.0 : it->second.first / it->second.second;
+// The median duration of the stage's forwards and backwards per chunk, and of
+// its optimizer step, over the events of every timed iteration (medians: the
+// device may be shared, and one slow kernel should not set a stage's cost).
+void per_chunk_costs(const Timeline& events, int v, SliceMeasurement& m) {
+  std::map<std::pair<int, int>, std::vector<double>> spans;  // (op, chunk) -> durations
+  for (const auto& e : events)
+    if (e.is_instruction() && (is_compute(e.instr.op) || e.instr.op == Op::optimizer_step))
+      spans[{static_cast<int>(e.instr.op), is_compute(e.instr.op) ? e.instr.chunk : -1}].push_back(e.end_s - e.start_s);
+  const auto of = [&](Op op, int c) {
+    auto it = spans.find({static_cast<int>(op), c});
+    return it == spans.end() ? 0.0 : median(it->second);
   };
   for (int c = 0; c < v; ++c) {
-    m.forward_s.push_back(mean(Op::forward, c));
-    m.backward_s.push_back(mean(Op::backward, c));
+    m.forward_s.push_back(of(Op::forward, c));
+    m.backward_s.push_back(of(Op::backward, c));
   }
+  m.optimizer_s = of(Op::optimizer_step, -1);
 }
 
 double ratio(double num, double den) { return den > 0 ? num / den : 1.0; }
@@ -96,9 +94,12 @@ SliceMeasurement measure_slice(const Config& cfg, const SliceOptions& options) {
   const auto data = make_synthetic_source(cfg.model.vocab, cfg.plan.seed);
   Trainer trainer(cfg, *ops, s.groups, *data);
   std::vector<double> timed;
+  Timeline events;  // of every timed iteration
   for (int i = 0; i < options.iterations; ++i) {
     const IterationRecord rec = trainer.step(i);
-    if (i >= options.warmup) timed.push_back(rec.seconds);
+    if (i < options.warmup) continue;
+    timed.push_back(rec.seconds);
+    events.insert(events.end(), trainer.last_timeline().begin(), trainer.last_timeline().end());
   }
   SliceMeasurement m;
   m.stage = options.stage;
@@ -106,7 +107,7 @@ SliceMeasurement measure_slice(const Config& cfg, const SliceOptions& options) {
   m.iteration_s = timed.empty() ? 0.0 : median(timed);
   m.peak_bytes = alloc->stats().peak_bytes;
   m.backend = {{"device", options.device}, {"backend", ops->name()}};
-  per_chunk_costs(m.timeline, cfg.plan.virtual_stages, m);
+  per_chunk_costs(events, cfg.plan.virtual_stages, m);
   return m;
 }
 

@@ -28,8 +28,10 @@ struct SliceOptions {
 struct SliceMeasurement {
   int stage = 0;
   Timeline timeline;                           // the stage's last iteration
-  std::vector<double> forward_s, backward_s;   // mean per micro-batch, per chunk (compute + stand-in collectives)
-  double optimizer_s = 0;                      // the stage's optimizer step
+  // Medians over the timed iterations: one micro-batch's forward and backward
+  // per chunk (compute and the stand-in collectives), and the optimizer step.
+  std::vector<double> forward_s, backward_s;
+  double optimizer_s = 0;
   double iteration_s = 0;                      // median wall time of the timed iterations
   std::int64_t peak_bytes = 0;                 // the allocator's peak over the run
   nlohmann::json backend;                      // ops name and device info
