@@ -46,15 +46,16 @@ StandInGroups stand_in_groups(const Config& cfg, int stage, Device device) {
   return s;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+double mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
 }
 
-// The median duration of the stage's forwards and backwards per chunk, and of
-// its optimizer step, over the events of every timed iteration (medians: the
-// device may be shared, and one slow kernel should not set a stage's cost).
+// The mean duration of the stage's forwards and backwards per chunk, and of
+// its optimizer step, over the events of every timed iteration. Means, not
+// medians: replayed, they add up to the stage's measured busy time even where
+// the device is shared and some instructions are slowed down.
 void per_chunk_costs(const Timeline& events, int v, SliceMeasurement& m) {
   std::map<std::pair<int, int>, std::vector<double>> spans;  // (op, chunk) -> durations
   for (const auto& e : events)
@@ -62,7 +63,7 @@ void per_chunk_costs(const Timeline& events, int v, SliceMeasurement& m) {
       spans[{static_cast<int>(e.instr.op), is_compute(e.instr.op) ? e.instr.chunk : -1}].push_back(e.end_s - e.start_s);
   const auto of = [&](Op op, int c) {
     auto it = spans.find({static_cast<int>(op), c});
-    return it == spans.end() ? 0.0 : median(it->second);
+    return it == spans.end() ? 0.0 : mean(it->second);
   };
   for (int c = 0; c < v; ++c) {
     m.forward_s.push_back(of(Op::forward, c));
@@ -104,7 +105,7 @@ SliceMeasurement measure_slice(const Config& cfg, const SliceOptions& options) {
   SliceMeasurement m;
   m.stage = options.stage;
   m.timeline = trainer.last_timeline();
-  m.iteration_s = timed.empty() ? 0.0 : median(timed);
+  m.iteration_s = mean(timed);
   m.peak_bytes = alloc->stats().peak_bytes;
   m.backend = {{"device", options.device}, {"backend", ops->name()}};
   per_chunk_costs(events, cfg.plan.virtual_stages, m);

@@ -22,17 +22,17 @@ struct SliceOptions {
   std::string device = "cpu";  // "cpu" or "cuda", as make_backend takes it
   int stage = 0;               // pipeline rank to run, in [0, p)
   int iterations = 3;          // warm-up included
-  int warmup = 1;              // leading iterations left out of the wall-time median
+  int warmup = 1;              // leading iterations left out of the means
 };
 
 struct SliceMeasurement {
   int stage = 0;
   Timeline timeline;                           // the stage's last iteration
-  // Medians over the timed iterations: one micro-batch's forward and backward
+  // Means over the timed iterations: one micro-batch's forward and backward
   // per chunk (compute and the stand-in collectives), and the optimizer step.
   std::vector<double> forward_s, backward_s;
   double optimizer_s = 0;
-  double iteration_s = 0;                      // median wall time of the timed iterations
+  double iteration_s = 0;                      // mean wall time of the timed iterations
   std::int64_t peak_bytes = 0;                 // the allocator's peak over the run
   nlohmann::json backend;                      // ops name and device info
 };

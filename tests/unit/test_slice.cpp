@@ -86,8 +86,8 @@ TEST(Slice, RefusesABadStageBeforeRunning) {
 
 // With p = 1 (t = d = 1: nothing to communicate) the projection replays the
 // measured stage's own costs: the m = 4 micro-batches' forwards and backwards
-// and the optimizer step, back to back; and it is roughly the measured
-// iteration (a loose sanity ratio: the CPU is shared, so not a timing test).
+// and the optimizer step, back to back; and, the costs being means, it is
+// roughly the mean measured iteration (a loose sanity ratio, not a timing test).
 TEST(Slice, OneStageProjectsItsOwnMeasuredCosts) {
   ScratchDir dir("slice-p1");
   const auto r = slice(dir, test::tiny_config_json(), "--out r.json", 5);
@@ -101,8 +101,8 @@ TEST(Slice, OneStageProjectsItsOwnMeasuredCosts) {
   EXPECT_NEAR(projected, replayed, 0.01 * replayed);
   const double measured = s["measured_iteration_s"].get<double>();
   ASSERT_GT(measured, 0);
-  EXPECT_GT(projected / measured, 0.25);
-  EXPECT_LT(projected / measured, 4.0);
+  EXPECT_GT(projected / measured, 0.5);
+  EXPECT_LT(projected / measured, 2.0);
 }
 
 TEST(ShapeOnlyCommunicator, KeepsThisRanksDataDropsSendsZerosReceives) {
