@@ -8,6 +8,7 @@
 #include "core/metrics/result.h"
 #include "core/metrics/result_io.h"
 #include "core/runtime/slice_runner.h"
+#include "core/tensor/allocator.h"
 #include "endtoend/cli_common.h"
 #include "endtoend/commands.h"
 
@@ -81,6 +82,12 @@ int run(SliceArgs args) {
                 sp.projection.fits ? "" : "  DOES NOT FIT");
     if (!args.out.empty()) write_json_atomic(args.out, result);
     return kExitOk;
+  } catch (const OutOfMemory& e) {  // the stage's share does not fit on this device: a finding, not a failure
+    std::printf("ptdp slice: stage %d DOES NOT FIT on %s: %s\n", args.options.stage, args.options.device.c_str(),
+                e.what());
+    if (!args.out.empty())
+      write_json_atomic(args.out, slice_out_of_memory_result(cfg, args.options, e.what(), calibration.get()));
+    return kExitOk;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ptdp slice: %s\n", e.what());
     return kExitFailed;
@@ -107,6 +114,8 @@ Command add_slice_command(CLI::App& app) {
   sub->add_option("--calibration", args->calibration, "Calibration table for the modelled parts (`ptdp calibrate`)")
       ->check(CLI::ExistingFile);
   sub->add_option("--out", args->out, "Write the result JSON here (atomically; nothing on failure)");
+  sub->add_option("--cpu-memory-limit", args->options.cpu_memory_limit,
+                  "Testing aid: bytes the CPU backend may hold (out of memory beyond)");
   return {sub, [args] { return run(*args); }};
 }
 

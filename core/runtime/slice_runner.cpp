@@ -89,7 +89,9 @@ int heaviest_stage(const Config& cfg, const Calibration* calibration) {
 }
 
 SliceMeasurement measure_slice(const Config& cfg, const SliceOptions& options) {
-  std::unique_ptr<Allocator> alloc = make_allocator(options.device, 0);
+  std::unique_ptr<Allocator> alloc = options.device == "cpu" && options.cpu_memory_limit > 0
+                                         ? std::make_unique<CpuAllocator>(0, options.cpu_memory_limit)
+                                         : make_allocator(options.device, 0);
   std::unique_ptr<Ops> ops = make_ops(options.device, cfg, *alloc);
   StandInGroups s = stand_in_groups(cfg, options.stage, ops->device());
   const auto data = make_synthetic_source(cfg.model.vocab, cfg.plan.seed);
@@ -175,6 +177,21 @@ nlohmann::json slice_result(const Config& cfg, const SliceOptions& options, cons
       if (!sp.rank_fits[i]) ranks.push_back(static_cast<int>(i));
     r["does_not_fit"] = {{"peak_bytes", peak}, {"available_bytes", available}, {"pipeline_ranks", ranks}};
   }
+  return r;
+}
+
+nlohmann::json slice_out_of_memory_result(const Config& cfg, const SliceOptions& options, const std::string& why,
+                                          const Calibration* calibration) {
+  Projection proj = project(cfg, calibration);
+  proj.fits = false;
+  nlohmann::json r = projection_result(cfg, proj, calibration);
+  r["mode"] = "slice";
+  r["projection"]["costs"] = "analytical model only: the measured stage ran out of memory on this device";
+  r["slice"] = {{"stage", options.stage}, {"device", options.device}, {"out_of_memory", why}};
+  const std::int64_t available = cfg.machine.memory_bytes - cfg.machine.memory_reserved_bytes;
+  r["metrics"]["memory_bytes"]["fits"] = false;
+  r["does_not_fit"] = {{"peak_bytes", nullptr}, {"available_bytes", available}, {"pipeline_ranks", {options.stage}},
+                       {"out_of_memory", why}};
   return r;
 }
 

@@ -23,6 +23,7 @@ struct SliceOptions {
   int stage = 0;               // pipeline rank to run, in [0, p)
   int iterations = 3;          // warm-up included
   int warmup = 1;              // leading iterations left out of the means
+  std::int64_t cpu_memory_limit = 0;  // testing aid: > 0 caps the CPU allocator (out of memory beyond it)
 };
 
 struct SliceMeasurement {
@@ -46,7 +47,8 @@ struct SliceProjection {
 // The pipeline rank with the most modelled forward + backward time (ties: the lowest).
 int heaviest_stage(const Config& cfg, const Calibration* calibration);
 
-// Runs the slice. The config must be valid and the device usable.
+// Runs the slice. The config must be valid and the device usable. Throws
+// OutOfMemory when the stage's share does not fit on this device.
 SliceMeasurement measure_slice(const Config& cfg, const SliceOptions& options);
 
 // Every rank's forward/backward of chunk c: the measured stage's cost of c
@@ -60,5 +62,11 @@ SliceProjection project_slice(const Config& cfg, const SliceMeasurement& m, cons
 // measured stage in "slice", memory per rank and "fits"; "does_not_fit" when a rank's share does not fit.
 nlohmann::json slice_result(const Config& cfg, const SliceOptions& options, const SliceMeasurement& m,
                             const SliceProjection& sp, const Calibration* calibration);
+
+// The result when the stage ran out of memory on this device: the cost model's
+// projection (nothing measured), "fits": false, "slice": {"stage",
+// "out_of_memory": the allocator's message} and "does_not_fit".
+nlohmann::json slice_out_of_memory_result(const Config& cfg, const SliceOptions& options, const std::string& why,
+                                          const Calibration* calibration);
 
 }  // namespace ptdp

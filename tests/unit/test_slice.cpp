@@ -70,6 +70,21 @@ TEST(Slice, ATinyMachineDoesNotFit) {
   EXPECT_GT(j["does_not_fit"]["peak_bytes"].get<std::int64_t>(), 100000);
 }
 
+// The stage's share does not fit on the device itself: recorded, not a failure.
+TEST(Slice, AStageThatRunsOutOfMemoryIsRecordedAsNotFitting) {
+  ScratchDir dir("slice-devoom");
+  const auto r = slice(dir, sliced_config(), "--stage 0 --cpu-memory-limit 100000 --out r.json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("DOES NOT FIT"), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(test::read_file(dir.path() / "r.json"));
+  EXPECT_EQ(j["mode"], "slice");
+  EXPECT_FALSE(j["metrics"]["memory_bytes"]["fits"].get<bool>());
+  EXPECT_NE(j["slice"]["out_of_memory"].get<std::string>().find("100000"), std::string::npos)
+      << j["slice"]["out_of_memory"];
+  EXPECT_EQ(j["does_not_fit"]["pipeline_ranks"], nlohmann::json::array({0}));
+  EXPECT_GT(j["metrics"]["iteration_s"]["median"].get<double>(), 0);  // the model's projection
+}
+
 TEST(Slice, RefusesABadStageBeforeRunning) {
   ScratchDir dir("slice-bad");
   for (const std::string stage : {"2", "-1", "x", "1x"}) {
