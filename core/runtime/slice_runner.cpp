@@ -13,22 +13,36 @@
 #include "core/schedule/registry.h"
 #include "core/sim/cost_model.h"
 #include "core/sim/projected_memory.h"
+#ifdef PTDP_HAVE_NCCL
+#include "core/kernels/cuda/cuda_check.h"
+#include "core/kernels/cuda/cuda_ops.h"
+#endif
 
 namespace ptdp {
 
 namespace {
 
-// The groups of rank (tp 0, dp 0, pp `stage`), every one a stand-in. Received
-// pipeline tensors are zeroed on the host; device buffers are left as they are
-// (their values do not change the kernels' shapes or times).
+// How a received pipeline tensor is zeroed: memset on the host, an
+// asynchronous memset on the CUDA backend's stream (ordered with its kernels).
+ShapeOnlyCommunicator::Clear receive_clear(Ops& ops) {
+  if (ops.device() == Device::cpu) return ShapeOnlyCommunicator::host_clear();
+#ifdef PTDP_HAVE_NCCL
+  if (auto* cuda = dynamic_cast<CudaOps*>(&ops)) {
+    cudaStream_t stream = cuda->stream();
+    return [stream](void* buf, std::size_t bytes) { PTDP_CUDA_CHECK(cudaMemsetAsync(buf, 0, bytes, stream)); };
+  }
+#endif
+  return nullptr;  // another device: received buffers keep what they held
+}
+
+// The groups of rank (tp 0, dp 0, pp `stage`), every one a stand-in.
 struct StandInGroups {
   std::unique_ptr<Communicator> world;
   ProcessGroups groups;
 };
 
-StandInGroups stand_in_groups(const Config& cfg, int stage, Device device) {
+StandInGroups stand_in_groups(const Config& cfg, int stage, Device device, const ShapeOnlyCommunicator::Clear& clear) {
   const Plan& p = cfg.plan;
-  const ShapeOnlyCommunicator::Clear clear = device == Device::cpu ? ShapeOnlyCommunicator::host_clear() : nullptr;
   const auto group = [&](int rank, int size) { return std::make_unique<ShapeOnlyCommunicator>(rank, size, device, clear); };
   StandInGroups s;
   ProcessGroups& g = s.groups;
@@ -93,7 +107,7 @@ SliceMeasurement measure_slice(const Config& cfg, const SliceOptions& options) {
                                          ? std::make_unique<CpuAllocator>(0, options.cpu_memory_limit)
                                          : make_allocator(options.device, 0);
   std::unique_ptr<Ops> ops = make_ops(options.device, cfg, *alloc);
-  StandInGroups s = stand_in_groups(cfg, options.stage, ops->device());
+  StandInGroups s = stand_in_groups(cfg, options.stage, ops->device(), receive_clear(*ops));
   const auto data = make_synthetic_source(cfg.model.vocab, cfg.plan.seed);
   Trainer trainer(cfg, *ops, s.groups, *data);
   std::vector<double> timed;
