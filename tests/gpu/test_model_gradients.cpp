@@ -63,7 +63,7 @@ Gradients one_step(Ops& ops, const Case& c) {
   plan.tp = c.t;
   plan.micro_batch = static_cast<int>(kB);
   plan.global_batch = static_cast<int>(kB);
-  ShapeOnlyCommunicator tp(c.tp_rank, c.t);
+  ShapeOnlyCommunicator tp(c.tp_rank, c.t, ops.device());
   ModelContext ctx{ops, tp, m, plan};
   RankModel model(ctx, 0);
   std::vector<std::int32_t> tokens(kB * kS), targets(kB * kS);
