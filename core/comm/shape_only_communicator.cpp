@@ -11,6 +11,7 @@ ShapeOnlyCommunicator::ShapeOnlyCommunicator(int rank, int size, Device device, 
   if (size < 1 || rank < 0 || rank >= size)
     throw std::invalid_argument("shape-only communicator: rank " + std::to_string(rank) + " of a group of " +
                                 std::to_string(size));
+  if (!clear_ && device_ == Device::cpu) clear_ = host_clear();
 }
 
 ShapeOnlyCommunicator::Clear ShapeOnlyCommunicator::host_clear() {

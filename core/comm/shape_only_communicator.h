@@ -15,13 +15,13 @@ namespace ptdp {
 
 class ShapeOnlyCommunicator final : public Communicator {
  public:
-  // Clears `bytes` at a received buffer (host memset by default). Device
-  // buffers need the backend's own clear: pass it, or nullptr to leave
-  // received buffers as they are. Gathers and reduce-scatters copy this
-  // rank's block on the host; device buffers are left as they are (the values
-  // do not matter for timing, the shapes do).
+  // Clears `bytes` at a received buffer. Null: a host memset on the CPU;
+  // device buffers are then left as they are (pass the backend's clear, e.g.
+  // an asynchronous memset on its stream, to zero them). Gathers and
+  // reduce-scatters copy this rank's block on the host; device buffers are
+  // left as they are (the values do not matter for timing, the shapes do).
   using Clear = std::function<void(void* buf, std::size_t bytes)>;
-  ShapeOnlyCommunicator(int rank, int size, Device device = Device::cpu, Clear clear = host_clear());
+  ShapeOnlyCommunicator(int rank, int size, Device device = Device::cpu, Clear clear = nullptr);
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }

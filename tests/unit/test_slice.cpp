@@ -139,5 +139,20 @@ TEST(ShapeOnlyCommunicator, KeepsThisRanksDataDropsSendsZerosReceives) {
   EXPECT_EQ(c.split(0, 0)->size(), 1);
 }
 
+// On a device without a clear given, buffers are never touched from the host
+// (here host memory labelled as device memory: a host write would show).
+TEST(ShapeOnlyCommunicator, LeavesDeviceBuffersAlone) {
+  ShapeOnlyCommunicator c(0, 2, Device::cuda);
+  std::vector<float> buf = {1, 2}, gathered = {7, 7, 7, 7};
+  c.all_gather(buf.data(), gathered.data(), 2, DType::f32);
+  EXPECT_EQ(gathered, (std::vector<float>{7, 7, 7, 7}));
+  c.irecv(buf.data(), 2, DType::f32, 1, 0)->wait();
+  EXPECT_EQ(buf, (std::vector<float>{1, 2}));
+  int cleared = 0;
+  ShapeOnlyCommunicator with_clear(0, 2, Device::cuda, [&](void*, std::size_t bytes) { cleared += static_cast<int>(bytes); });
+  with_clear.irecv(buf.data(), 2, DType::f32, 1, 0)->wait();
+  EXPECT_EQ(cleared, 8);
+}
+
 }  // namespace
 }  // namespace ptdp
