@@ -3,6 +3,8 @@
 
 #include <cstdio>
 
+#include "core/runtime/backend.h"
+
 namespace ptdp::cli {
 
 void print_refused(const std::string& command, const ConfigErrors& errors) {
@@ -20,6 +22,29 @@ ConfigErrors load_checked_config(const std::string& file, int world_size, Config
   }
   read = true;
   return validate(out, world_size);
+}
+
+ConfigErrors check_runnable(const std::string& device, const Config& cfg) {
+  ConfigErrors e;
+  if (const std::string why = device_unavailable(device); !why.empty())
+    e.push_back({"--device", "--device=" + device + ": " + why});
+  if (device == "cpu" && cfg.plan.precision != Precision::fp32)
+    e.push_back({"plan.precision", "plan.precision=" + to_string(cfg.plan.precision) +
+                                       " is not supported on --device cpu (the CPU backend is fp32)"});
+  if (device == "cuda" && cfg.plan.precision == Precision::fp32)
+    e.push_back({"plan.precision", "plan.precision=fp32 is not supported on --device cuda (bf16 or fp16)"});
+  if (cfg.plan.sequence_parallel)
+    e.push_back({"plan.sequence_parallel", "plan.sequence_parallel=true is modelled by `ptdp project` only; "
+                                           "the runtime does not run it"});
+  if (cfg.model.dropout > 0)
+    e.push_back({"model.dropout", "model.dropout > 0 is modelled by `ptdp project` only; the runtime runs without "
+                                  "dropout"});
+  if (cfg.plan.distributed_optimizer)
+    e.push_back({"plan.distributed_optimizer", "plan.distributed_optimizer=true is modelled by `ptdp project` only"});
+  const std::int64_t head_dim = cfg.model.heads > 0 ? cfg.model.hidden / cfg.model.heads : 0;
+  if (const std::string why = attention_unavailable(device, cfg.plan.attention, head_dim); !why.empty())
+    e.push_back({"plan.attention", why});
+  return e;
 }
 
 }  // namespace ptdp::cli

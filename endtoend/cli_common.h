@@ -15,4 +15,9 @@ void print_refused(const std::string& command, const ConfigErrors& errors);
 // (so further checks of its fields make sense).
 ConfigErrors load_checked_config(const std::string& file, int world_size, Config& out, bool& read);
 
+// What the runtime needs of a config to run it on `device` (train, slice): the
+// device is usable, the precision is the device's, the attention path exists,
+// and no feature only the projector models is asked for.
+ConfigErrors check_runnable(const std::string& device, const Config& cfg);
+
 }  // namespace ptdp::cli

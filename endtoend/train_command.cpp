@@ -21,27 +21,10 @@ ConfigErrors check_train_args(const TrainArgs& a, const Config& cfg) {
   if (a.warmup < 0 || a.warmup >= a.iterations)
     e.push_back({"--warmup", "--warmup=" + std::to_string(a.warmup) + " must be in [0, --iterations) so that some "
                              "iterations are timed"});
-  if (const std::string why = device_unavailable(a.device); !why.empty())
-    e.push_back({"--device", "--device=" + a.device + ": " + why});
-  if (a.device == "cpu" && cfg.plan.precision != Precision::fp32)
-    e.push_back({"plan.precision", "plan.precision=" + to_string(cfg.plan.precision) +
-                                       " is not supported on --device cpu (the CPU backend is fp32)"});
-  if (a.device == "cuda" && cfg.plan.precision == Precision::fp32)
-    e.push_back({"plan.precision", "plan.precision=fp32 is not supported on --device cuda (bf16 or fp16)"});
+  for (auto& err : check_runnable(a.device, cfg)) e.push_back(std::move(err));
   if (!a.data.empty() && cfg.model.vocab < 256)
     e.push_back({"model.vocab", "--data trains on bytes: model.vocab=" + std::to_string(cfg.model.vocab) +
                                     " must be at least 256"});
-  if (cfg.plan.sequence_parallel)
-    e.push_back({"plan.sequence_parallel", "plan.sequence_parallel=true is modelled by `ptdp project` only; "
-                                           "`ptdp train` does not run it"});
-  if (cfg.model.dropout > 0)
-    e.push_back({"model.dropout", "model.dropout > 0 is modelled by `ptdp project` only; `ptdp train` runs without "
-                                  "dropout"});
-  if (cfg.plan.distributed_optimizer)
-    e.push_back({"plan.distributed_optimizer", "plan.distributed_optimizer=true is modelled by `ptdp project` only"});
-  const std::int64_t head_dim = cfg.model.heads > 0 ? cfg.model.hidden / cfg.model.heads : 0;
-  if (const std::string why = attention_unavailable(a.device, cfg.plan.attention, head_dim); !why.empty())
-    e.push_back({"plan.attention", why});
   if (!(a.comm_timeout_s > 0)) e.push_back({"--comm-timeout", "--comm-timeout must be positive"});
   if (!a.fault.empty() && !parse_fault(a.fault))
     e.push_back({"--fault", "--fault=" + a.fault + " is not KIND:RANK:ITERATION with KIND kill or hang"});

@@ -13,7 +13,7 @@ namespace ptdp {
 namespace {
 
 // Adds one rank's time by category from its simulated events.
-void account(const CostModel& costs, const TimelineEvent& e, Breakdown& b) {
+void account(const PassOf& pass, const TimelineEvent& e, Breakdown& b) {
   const double span = e.end_s - e.start_s;
   const auto split = [&](const PassCost& c) {
     const double total = c.total();
@@ -21,8 +21,7 @@ void account(const CostModel& costs, const TimelineEvent& e, Breakdown& b) {
     b.tp_comm += total > 0 ? span * c.tp_comm / total : 0;
   };
   switch (e.instr.op) {
-    case Op::forward: split(costs.forward(e.rank, e.instr.chunk)); break;
-    case Op::backward: split(costs.backward(e.rank, e.instr.chunk)); break;
+    case Op::forward: case Op::backward: split(pass(e.rank, e.instr)); break;
     case Op::send_forward: case Op::send_backward: case Op::reduce_tied: b.pp_comm += span; break;
     case Op::reduce_grads: b.dp_comm += span; break;
     case Op::optimizer_step: b.optimizer += span; break;
@@ -30,9 +29,9 @@ void account(const CostModel& costs, const TimelineEvent& e, Breakdown& b) {
   }
 }
 
-Breakdown breakdown(const CostModel& costs, const Timeline& timeline, int p, double iteration_s) {
+Breakdown breakdown(const PassOf& pass, const Timeline& timeline, int p, double iteration_s) {
   Breakdown b;
-  for (const auto& e : timeline) account(costs, e, b);
+  for (const auto& e : timeline) account(pass, e, b);
   const double ranks = p;
   b.compute /= ranks, b.tp_comm /= ranks, b.pp_comm /= ranks, b.dp_comm /= ranks, b.optimizer /= ranks;
   b.bubble = std::max(0.0, iteration_s - b.compute - b.tp_comm - b.pp_comm - b.dp_comm - b.optimizer);
@@ -54,13 +53,19 @@ ConfigErrors check_projectable(const Config& cfg) {
 }
 
 Projection project(const Config& cfg, const Calibration* calibration) {
-  const Plan& p = cfg.plan;
   const CostModel costs(cfg, calibration);
+  return project_with(cfg, costs.pipeline_costs(), [&costs](int rank, const Instr& in) {
+    return in.op == Op::forward ? costs.forward(rank, in.chunk) : costs.backward(rank, in.chunk);
+  });
+}
+
+Projection project_with(const Config& cfg, const PipelineCosts& costs, const PassOf& pass) {
+  const Plan& p = cfg.plan;
   const auto programs = build_pipeline(p.schedule, p.pp, p.micro_batches(), p.virtual_stages);
   Projection out;
-  out.timeline = simulate_pipeline(programs, costs.pipeline_costs());
+  out.timeline = simulate_pipeline(programs, costs);
   for (const auto& e : out.timeline) out.iteration_s = std::max(out.iteration_s, e.end_s);
-  out.breakdown = breakdown(costs, out.timeline, p.pp, out.iteration_s);
+  out.breakdown = breakdown(pass, out.timeline, p.pp, out.iteration_s);
   out.bubble = pipeline_bubble(out.timeline);
   for (int r = 0; r < p.pp; ++r) {
     out.memory.push_back(projected_memory(cfg.model, p, r, programs[static_cast<std::size_t>(r)]));

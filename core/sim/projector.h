@@ -5,6 +5,7 @@
 // each rank's time, the simulated bubble, the memory of every stage and whether
 // it fits.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,8 @@
 #include "core/metrics/memory_model.h"
 #include "core/metrics/timeline.h"
 #include "core/sim/calibration.h"
+#include "core/sim/layer_costs.h"
+#include "core/sim/pipeline_sim.h"
 
 namespace ptdp {
 
@@ -44,6 +47,13 @@ ConfigErrors check_projectable(const Config& cfg);
 // The configuration must be valid (validate() and check_projectable()).
 // `calibration` may be null.
 Projection project(const Config& cfg, const Calibration* calibration);
+
+// What project() does once it has its costs: simulates the plan's programs
+// with `costs`, splits the time by category (`pass` gives a forward's or
+// backward's compute and tensor-parallel share) and checks the modelled memory.
+// `ptdp slice` calls it with measured compute costs.
+using PassOf = std::function<PassCost(int pp_rank, const Instr& forward_or_backward)>;
+Projection project_with(const Config& cfg, const PipelineCosts& costs, const PassOf& pass);
 
 // The result JSON ("mode": "projected") of the same schema as a measured run,
 // plus the breakdown; names the calibration when one was used.

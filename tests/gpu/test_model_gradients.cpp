@@ -7,7 +7,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "core/comm/single_rank.h"
+#include "core/comm/shape_only_communicator.h"
 #include "core/kernels/cpu/cpu_ops.h"
 #include "core/kernels/cuda/cuda_ops.h"
 #include "core/model/rank_model.h"
@@ -16,32 +16,11 @@
 namespace ptdp {
 namespace {
 
-// Rank `rank` of a tensor group of `size` that only this process runs: the
-// collectives leave each buffer as it is (this rank's partial sums), on either
-// backend alike. The model then computes exactly what one rank of a t-way run
-// computes before its all-reduces — same shard shapes (a/t heads, 3h/t, f/t,
-// V'/t columns, vocab_start = rank·V'/t), same math on the CPU and the GPU.
-class OneRankOfGroup final : public Communicator {
- public:
-  OneRankOfGroup(int rank, int size) : rank_(rank), size_(size) {}
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
-  std::string backend() const override { return "one-rank-of-group"; }
-  void all_reduce(void*, std::int64_t, DType, ReduceOp) override {}
-  void all_gather(const void*, void*, std::int64_t, DType) override { refuse("all_gather"); }
-  void reduce_scatter(const void*, void*, std::int64_t, DType, ReduceOp) override { refuse("reduce_scatter"); }
-  void broadcast(void*, std::int64_t, DType, int) override {}
-  double all_reduce_host(double value, ReduceOp) override { return value; }
-  std::unique_ptr<Request> isend(const void*, std::int64_t, DType, int, int) override { refuse("isend"); }
-  std::unique_ptr<Request> irecv(void*, std::int64_t, DType, int, int) override { refuse("irecv"); }
-  void barrier() override {}
-  std::unique_ptr<Communicator> split(int, int) override { refuse("split"); }
-  [[noreturn]] void abort(const std::string& why) override { throw std::runtime_error(why); }
-
- private:
-  [[noreturn]] static void refuse(const char* op) { throw std::logic_error(std::string(op) + " is not used here"); }
-  int rank_, size_;
-};
+// The tensor group is a ShapeOnlyCommunicator (core/comm): rank c.tp_rank of
+// c.t run by this process alone, its collectives leave each buffer as it is
+// (this rank's partial sums), on either backend alike. The model then computes
+// exactly what one rank of a t-way run computes before its all-reduces — same
+// shard shapes (a/t heads, 3h/t, f/t, V'/t columns, vocab_start = rank·V'/t).
 
 struct Case {
   const char* name;
@@ -84,7 +63,7 @@ Gradients one_step(Ops& ops, const Case& c) {
   plan.tp = c.t;
   plan.micro_batch = static_cast<int>(kB);
   plan.global_batch = static_cast<int>(kB);
-  OneRankOfGroup tp(c.tp_rank, c.t);
+  ShapeOnlyCommunicator tp(c.tp_rank, c.t, ops.device());
   ModelContext ctx{ops, tp, m, plan};
   RankModel model(ctx, 0);
   std::vector<std::int32_t> tokens(kB * kS), targets(kB * kS);
