@@ -79,18 +79,26 @@ IterationResult Executor::run(const Program& program, std::int64_t first_sample)
   return result;
 }
 
+// One entry per Op, indexed by Op: adding an Op that the list of a rank can
+// hold means one entry here (op_table rejects a table with one missing).
 void Executor::execute(const Instr& in, IterationResult& result) {
-  switch (in.op) {
-    case Op::recv_forward:
-    case Op::send_forward:
-    case Op::recv_backward:
-    case Op::send_backward: throw std::logic_error(to_string(in) + " outside a transfer step");
-    case Op::forward: forward(in, result); break;
-    case Op::backward: backward(in); break;
-    case Op::reduce_tied: reduce_tied_embedding(model_.tied_word(), *groups_.embedding); break;
-    case Op::reduce_grads: reduce_->finish(); break;  // the buckets not launched during the backward
-    case Op::optimizer_step: optimizer_step(result); break;
-  }
+  using Run = void (*)(Executor&, const Instr&, IterationResult&);
+  constexpr Run transfer = [](Executor&, const Instr& i, IterationResult&) {
+    throw std::logic_error(to_string(i) + " outside a transfer step");  // transfers run as steps in run()
+  };
+  static constexpr OpTable<Run> kRun = op_table<Run>(
+      transfer,                                                                          // recv_forward
+      [](Executor& e, const Instr& i, IterationResult& r) { e.forward(i, r); },        // forward
+      transfer,                                                                          // send_forward
+      transfer,                                                                          // recv_backward
+      [](Executor& e, const Instr& i, IterationResult&) { e.backward(i); },            // backward
+      transfer,                                                                          // send_backward
+      [](Executor& e, const Instr&, IterationResult&) {                                 // reduce_tied
+        reduce_tied_embedding(e.model_.tied_word(), *e.groups_.embedding);
+      },
+      [](Executor& e, const Instr&, IterationResult&) { e.reduce_->finish(); },        // reduce_grads: the buckets not launched in backward
+      [](Executor& e, const Instr&, IterationResult& r) { e.optimizer_step(r); });     // optimizer_step
+  kRun[op_index(in.op)](*this, in, result);
 }
 
 void Executor::forward(const Instr& in, IterationResult& result) {
@@ -164,7 +172,7 @@ void Executor::run_transfer_step(const Program& program, std::size_t begin, std:
   for (std::size_t k = begin; k < end; ++k) {
     ops_.record_mark(static_cast<int>(2 * k + 1));
     const Instr& in = program[k];
-    if (in.op == Op::recv_forward || in.op == Op::recv_backward) receives.push_back(post_receive(in));
+    if (is_recv(in.op)) receives.push_back(post_receive(in));
     else post_send(in);
     if (k + 1 < end) ops_.record_mark(static_cast<int>(2 * k + 2));
   }
