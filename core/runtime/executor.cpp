@@ -184,7 +184,7 @@ void Executor::run_transfer_step(const Program& program, std::size_t begin, std:
 // recv_forward(mb, c) takes virtual stage vs's input, recv_backward its output's gradient.
 Executor::PostedReceive Executor::post_receive(const Instr& in) {
   const int vs = in.chunk * cfg_.plan.pp + groups_.coord.pp;  // this chunk's virtual stage
-  const int message_tag = tag(in.op == Op::recv_backward, vs, in.mb);
+  const int message_tag = tag(!traits(in.op).forward, vs, in.mb);
   const Model& m = cfg_.model;
   PostedReceive r{in, ops_.empty({cfg_.plan.micro_batch, m.seq_len, m.hidden}), Tensor{}, nullptr};
   Communicator& tp = *groups_.tp;
@@ -201,14 +201,14 @@ void Executor::complete_receive(PostedReceive& r) {
   r.request->order_before_use();
   if (r.piece.defined()) all_gather(*groups_.tp, r.piece, r.x);
   Slot& s = slot(r.in.mb, r.in.chunk);
-  (r.in.op == Op::recv_forward ? s.input : s.dout) = r.x;
+  (traits(r.in.op).forward ? s.input : s.dout) = r.x;
 }
 
 // send_forward goes to virtual stage vs + 1, send_backward to vs − 1; the
 // slot's tensor is released here (the pending send keeps its buffer alive).
 void Executor::post_send(const Instr& in) {
   const int vs = in.chunk * cfg_.plan.pp + groups_.coord.pp;
-  const bool gradient = in.op == Op::send_backward;
+  const bool gradient = !traits(in.op).forward;
   Slot& s = slot(in.mb, in.chunk);
   const Tensor x = gradient ? s.dinput : s.output;
   if (!x.defined()) throw std::logic_error("send of " + to_string(in) + " before its tensor exists");
