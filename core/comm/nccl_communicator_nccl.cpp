@@ -430,7 +430,7 @@ void NcclCommunicator::group_start() {
 
 // NCCL joins the streams of a group's channels: the step's sends and receives
 // start together once each channel's earlier messages finished. The executor
-// groups only schedules whose steps pair up across ranks (core/runtime/transfer_steps.h).
+// groups only schedules whose steps pair up across ranks (core/schedule/deadlock.h).
 void NcclCommunicator::group_end() {
   if (group_depth_ == 0) throw std::logic_error("NCCL communicator: group_end without group_start");
   --group_depth_;

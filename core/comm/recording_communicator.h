@@ -7,14 +7,10 @@
 #include <memory>
 #include <vector>
 
+#include "core/comm/comm_kinds.h"
 #include "core/comm/communicator.h"
 
 namespace ptdp {
-
-enum class CommGroup : std::uint8_t { none, tp, dp, pp, model_parallel, embedding };
-enum class CommOp : std::uint8_t { none, all_reduce, all_gather, reduce_scatter, broadcast };
-const char* comm_group_name(CommGroup g);
-const char* comm_op_name(CommOp op);
 
 struct CommWait {
   CommGroup group = CommGroup::none;

@@ -9,13 +9,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/kernels/cpu/adamw.h"
+#include "core/kernels/adamw_params.h"
 #include "core/tensor/param_init.h"
 #include "core/tensor/tensor.h"
 
 namespace ptdp {
-
-using AdamWParams = cpu::AdamWParams;
 
 class Ops {
  public:

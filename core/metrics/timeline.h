@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/comm/recording_communicator.h"
+#include "core/comm/comm_kinds.h"
 #include "core/schedule/instruction.h"
 
 namespace ptdp {

@@ -79,18 +79,26 @@ IterationResult Executor::run(const Program& program, std::int64_t first_sample)
   return result;
 }
 
+// One entry per Op, indexed by Op: adding an Op that the list of a rank can
+// hold means one entry here (op_table rejects a table with one missing).
 void Executor::execute(const Instr& in, IterationResult& result) {
-  switch (in.op) {
-    case Op::recv_forward:
-    case Op::send_forward:
-    case Op::recv_backward:
-    case Op::send_backward: throw std::logic_error(to_string(in) + " outside a transfer step");
-    case Op::forward: forward(in, result); break;
-    case Op::backward: backward(in); break;
-    case Op::reduce_tied: reduce_tied_embedding(model_.tied_word(), *groups_.embedding); break;
-    case Op::reduce_grads: reduce_->finish(); break;  // the buckets not launched during the backward
-    case Op::optimizer_step: optimizer_step(result); break;
-  }
+  using Run = void (*)(Executor&, const Instr&, IterationResult&);
+  constexpr Run transfer = [](Executor&, const Instr& i, IterationResult&) {
+    throw std::logic_error(to_string(i) + " outside a transfer step");  // transfers run as steps in run()
+  };
+  static constexpr OpTable<Run> kRun = op_table<Run>(
+      transfer,                                                                          // recv_forward
+      [](Executor& e, const Instr& i, IterationResult& r) { e.forward(i, r); },        // forward
+      transfer,                                                                          // send_forward
+      transfer,                                                                          // recv_backward
+      [](Executor& e, const Instr& i, IterationResult&) { e.backward(i); },            // backward
+      transfer,                                                                          // send_backward
+      [](Executor& e, const Instr&, IterationResult&) {                                 // reduce_tied
+        reduce_tied_embedding(e.model_.tied_word(), *e.groups_.embedding);
+      },
+      [](Executor& e, const Instr&, IterationResult&) { e.reduce_->finish(); },        // reduce_grads: the buckets not launched in backward
+      [](Executor& e, const Instr&, IterationResult& r) { e.optimizer_step(r); });     // optimizer_step
+  kRun[op_index(in.op)](*this, in, result);
 }
 
 void Executor::forward(const Instr& in, IterationResult& result) {
@@ -164,7 +172,7 @@ void Executor::run_transfer_step(const Program& program, std::size_t begin, std:
   for (std::size_t k = begin; k < end; ++k) {
     ops_.record_mark(static_cast<int>(2 * k + 1));
     const Instr& in = program[k];
-    if (in.op == Op::recv_forward || in.op == Op::recv_backward) receives.push_back(post_receive(in));
+    if (is_recv(in.op)) receives.push_back(post_receive(in));
     else post_send(in);
     if (k + 1 < end) ops_.record_mark(static_cast<int>(2 * k + 2));
   }
@@ -176,7 +184,7 @@ void Executor::run_transfer_step(const Program& program, std::size_t begin, std:
 // recv_forward(mb, c) takes virtual stage vs's input, recv_backward its output's gradient.
 Executor::PostedReceive Executor::post_receive(const Instr& in) {
   const int vs = in.chunk * cfg_.plan.pp + groups_.coord.pp;  // this chunk's virtual stage
-  const int message_tag = tag(in.op == Op::recv_backward, vs, in.mb);
+  const int message_tag = tag(!traits(in.op).forward, vs, in.mb);
   const Model& m = cfg_.model;
   PostedReceive r{in, ops_.empty({cfg_.plan.micro_batch, m.seq_len, m.hidden}), Tensor{}, nullptr};
   Communicator& tp = *groups_.tp;
@@ -193,14 +201,14 @@ void Executor::complete_receive(PostedReceive& r) {
   r.request->order_before_use();
   if (r.piece.defined()) all_gather(*groups_.tp, r.piece, r.x);
   Slot& s = slot(r.in.mb, r.in.chunk);
-  (r.in.op == Op::recv_forward ? s.input : s.dout) = r.x;
+  (traits(r.in.op).forward ? s.input : s.dout) = r.x;
 }
 
 // send_forward goes to virtual stage vs + 1, send_backward to vs − 1; the
 // slot's tensor is released here (the pending send keeps its buffer alive).
 void Executor::post_send(const Instr& in) {
   const int vs = in.chunk * cfg_.plan.pp + groups_.coord.pp;
-  const bool gradient = in.op == Op::send_backward;
+  const bool gradient = !traits(in.op).forward;
   Slot& s = slot(in.mb, in.chunk);
   const Tensor x = gradient ? s.dinput : s.output;
   if (!x.defined()) throw std::logic_error("send of " + to_string(in) + " before its tensor exists");

@@ -18,7 +18,7 @@
 #include "core/optim/grad_reduce.h"
 #include "core/optim/loss_scaler.h"
 #include "core/runtime/grad_overlap.h"
-#include "core/runtime/transfer_steps.h"
+#include "core/schedule/deadlock.h"
 #include "core/schedule/instruction.h"
 
 namespace ptdp {
@@ -83,7 +83,7 @@ class Executor {
   std::map<std::pair<int, int>, Slot> slots_;
   std::map<int, MicroBatch> batches_;
   std::vector<PendingSend> sends_;
-  bool group_transfers_ = true;  // the schedule's steps pair up across ranks (transfer_steps.h)
+  bool group_transfers_ = true;  // the schedule's steps pair up across ranks (core/schedule/deadlock.h)
   LossScaler scaler_;
   Tensor loss_sum_;                             // (1) f64: Σ per-token losses of this iteration, on the device
   LastBackwards last_backwards_;                // when each chunk's gradients become final

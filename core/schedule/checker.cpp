@@ -1,6 +1,6 @@
 // The schedule checker: per-rank tables of where each (op, mb, chunk) sits,
-// channel-by-channel matching of sends with receives, and a zero-cost run of
-// the pipeline executor to find deadlocks.
+// channel-by-channel matching of sends with receives, and the order run of
+// core/schedule/deadlock.h to find deadlocks (no simulator, no costs).
 #include "core/schedule/checker.h"
 
 #include <algorithm>
@@ -8,7 +8,7 @@
 #include <map>
 #include <utility>
 
-#include "core/sim/pipeline_sim.h"
+#include "core/schedule/deadlock.h"
 
 namespace ptdp {
 
@@ -24,21 +24,8 @@ void report(ScheduleCheck& out, std::string what) {
 }
 
 // The six per-micro-batch ops, numbered for the slot table; -1 for whole-model steps.
-int op_slot(Op op) {
-  switch (op) {
-    case Op::recv_forward: return 0;
-    case Op::forward: return 1;
-    case Op::send_forward: return 2;
-    case Op::recv_backward: return 3;
-    case Op::backward: return 4;
-    case Op::send_backward: return 5;
-    default: return -1;
-  }
-}
+int op_slot(Op op) { return traits(op).slot; }
 constexpr int kSlots = 6;
-
-bool is_send(Op op) { return op == Op::send_forward || op == Op::send_backward; }
-bool is_recv(Op op) { return op == Op::recv_forward || op == Op::recv_backward; }
 
 // Where (op, mb, chunk) sits in one rank's list: how often, and first where.
 struct Seen {
@@ -65,7 +52,7 @@ class RankChecker {
 
   // The peer rank a send or receive of `op` on `chunk` must name (-1: none exists).
   int expected_peer(Op op, int chunk) const {
-    const bool upstream = op == Op::recv_forward || op == Op::send_backward;
+    const bool upstream = traits(op).peer == PeerSide::upstream;
     return (upstream ? prev_stage(s_, s_.rank, chunk) : next_stage(s_, s_.rank, chunk)).rank;
   }
 
@@ -77,7 +64,7 @@ class RankChecker {
       return;
     }
     const int peer = expected_peer(in.op, in.chunk);
-    if ((is_send(in.op) || is_recv(in.op)) && peer >= 0 && in.peer != peer)
+    if (is_transfer(in.op) && peer >= 0 && in.peer != peer)
       report(out_, who_ + to_string(in) + " (instruction " + std::to_string(i) +
                        ") names the wrong peer; expected rank " + std::to_string(peer));
     Seen& e = at(in.op, in.mb, in.chunk);
@@ -166,9 +153,8 @@ bool check_channels(const std::vector<Program>& programs, ScheduleCheck& out) {
 
 void check_runs(const std::vector<Program>& programs, bool channels_ok, ScheduleCheck& out) {
   try {
-    simulate_pipeline(programs, zero_costs());
-  } catch (const DeadlockError& e) {
-    report(out, e.what());
+    const std::string stuck = order_deadlock(programs);
+    if (!stuck.empty()) report(out, stuck);
   } catch (const std::logic_error& e) {
     if (channels_ok) report(out, std::string("cannot run: ") + e.what());  // else already reported
   }

@@ -3,29 +3,14 @@
 
 namespace ptdp {
 
-std::string op_name(Op op) {
-  switch (op) {
-    case Op::recv_forward: return "recv_forward";
-    case Op::forward: return "F";
-    case Op::send_forward: return "send_forward";
-    case Op::recv_backward: return "recv_backward";
-    case Op::backward: return "B";
-    case Op::send_backward: return "send_backward";
-    case Op::reduce_tied: return "reduce_tied";
-    case Op::reduce_grads: return "reduce_grads";
-    case Op::optimizer_step: return "optimizer_step";
-  }
-  return "?";
-}
+std::string op_name(Op op) { return traits(op).name; }
 
 std::string to_string(const Instr& i) {
   std::string s = op_name(i.op);
   if (i.mb >= 0) s += "(" + std::to_string(i.mb) + "," + std::to_string(i.chunk) + ")";
-  if (i.peer >= 0) s += (i.op == Op::send_forward || i.op == Op::send_backward ? "->" : "<-") + std::to_string(i.peer);
+  if (i.peer >= 0) s += (is_send(i.op) ? "->" : "<-") + std::to_string(i.peer);
   return s;
 }
-
-bool is_compute(Op op) { return op == Op::forward || op == Op::backward; }
 
 StagePos next_stage(const ScheduleSpec& s, int rank, int chunk) {
   if (rank + 1 < s.p) return {rank + 1, chunk};

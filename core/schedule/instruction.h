@@ -3,6 +3,8 @@
 // A chunk index is local to the rank; chunk c of pipeline rank r holds virtual
 // stage c·p + r. Sends and receives name the peer's pipeline rank.
 #pragma once
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -20,6 +22,63 @@ enum class Op : std::uint8_t {
   reduce_grads,    // data-parallel all-reduce of all gradients
   optimizer_step,  // clip by the global norm, AdamW
 };
+// Adding an Op: one row in kOpTraits below, one entry in each executor's table
+// (Executor::kRun in core/runtime/executor.cpp, kStep in core/sim/pipeline_sim.cpp).
+inline constexpr std::size_t kOpCount = 9;
+
+// Which neighbour stage a transfer talks to: the previous stage (upstream) or
+// the next one (downstream).
+enum class PeerSide : std::uint8_t { none, upstream, downstream };
+
+// What code that only classifies an Op asks, in one row per Op.
+struct OpTraits {
+  Op op;
+  const char* name;
+  bool compute;    // forward or backward: occupies the rank with model math
+  bool send;       // hands an activation or gradient to a neighbour stage
+  bool recv;       // waits for one from a neighbour stage
+  bool forward;    // belongs to the forward pass (activations flow downstream)
+  PeerSide peer;   // the neighbour a transfer names
+  int slot;        // 0..5 for the per-micro-batch ops (checker tables), -1 else
+};
+
+inline constexpr std::array<OpTraits, kOpCount> kOpTraits = {{
+    {Op::recv_forward, "recv_forward", false, false, true, true, PeerSide::upstream, 0},
+    {Op::forward, "F", true, false, false, true, PeerSide::none, 1},
+    {Op::send_forward, "send_forward", false, true, false, true, PeerSide::downstream, 2},
+    {Op::recv_backward, "recv_backward", false, false, true, false, PeerSide::downstream, 3},
+    {Op::backward, "B", true, false, false, false, PeerSide::none, 4},
+    {Op::send_backward, "send_backward", false, true, false, false, PeerSide::upstream, 5},
+    {Op::reduce_tied, "reduce_tied", false, false, false, false, PeerSide::none, -1},
+    {Op::reduce_grads, "reduce_grads", false, false, false, false, PeerSide::none, -1},
+    {Op::optimizer_step, "optimizer_step", false, false, false, false, PeerSide::none, -1},
+}};
+
+// Row i describes Op i, for every Op (the table is indexed by the enum).
+constexpr bool op_table_in_order() {
+  for (std::size_t i = 0; i < kOpCount; ++i)
+    if (static_cast<std::size_t>(kOpTraits[i].op) != i) return false;
+  return static_cast<std::size_t>(Op::optimizer_step) + 1 == kOpCount;
+}
+static_assert(op_table_in_order(), "kOpTraits needs one row per Op, in enum order");
+
+constexpr const OpTraits& traits(Op op) { return kOpTraits[static_cast<std::size_t>(op)]; }
+constexpr bool is_compute(Op op) { return traits(op).compute; }     // forward or backward
+constexpr bool is_send(Op op) { return traits(op).send; }
+constexpr bool is_recv(Op op) { return traits(op).recv; }
+constexpr bool is_transfer(Op op) { return is_send(op) || is_recv(op); }  // moves data between stages
+
+// A table with one entry per Op, indexed by the Op: executors dispatch through
+// one. Build it with op_table, which takes exactly kOpCount entries in enum
+// order, so a missing entry is a compile error.
+template <class Entry>
+using OpTable = std::array<Entry, kOpCount>;
+constexpr std::size_t op_index(Op op) { return static_cast<std::size_t>(op); }
+template <class Entry, class... Entries>
+constexpr OpTable<Entry> op_table(Entries... entries) {
+  static_assert(sizeof...(Entries) == kOpCount, "one entry per Op, in enum order");
+  return {entries...};
+}
 
 struct Instr {
   Op op;
@@ -42,7 +101,6 @@ struct ScheduleSpec {
 
 std::string op_name(Op op);
 std::string to_string(const Instr& instr);  // e.g. "F(3,1)", "send_forward(3,1)->2"
-bool is_compute(Op op);                     // forward or backward
 
 // The stage (pipeline rank, chunk) after / before (rank, chunk) in model order,
 // or {-1, -1} at the ends of the model.

@@ -13,13 +13,6 @@ PipelineCosts zero_costs() {
   return {[](int, const Instr&) { return 0.0; }, [](int, int, const Instr&) { return 0.0; }};
 }
 
-bool messages_match(int p, int src, const Instr& send, int dst, const Instr& recv) {
-  const bool forward = send.op == Op::send_forward;
-  if (forward != (recv.op == Op::recv_forward) || send.mb != recv.mb) return false;
-  // The stage after c·p + r is c·p + r + 1 whatever v is, so v is not needed.
-  return send.chunk * p + src + (forward ? 1 : -1) == recv.chunk * p + dst;
-}
-
 namespace {
 
 struct Message {
@@ -32,9 +25,6 @@ struct Channel {
   std::vector<Message> sent;
   std::size_t received = 0;
 };
-
-bool is_send(Op op) { return op == Op::send_forward || op == Op::send_backward; }
-bool is_recv(Op op) { return op == Op::recv_forward || op == Op::recv_backward; }
 
 std::string where(int rank, const Instr& instr) { return to_string(instr) + " on rank " + std::to_string(rank); }
 
@@ -91,13 +81,34 @@ class PipelineSim {
   bool step(int rank) {
     if (done(rank)) return false;
     const Instr& instr = current(rank);
-    if (is_recv(instr.op)) return try_receive(rank, instr);
-    if (instr.op == Op::reduce_tied && p_ > 1) return try_reduce_tied(rank);
-    if (is_send(instr.op)) post(rank, instr);
+    // How each Op runs, indexed by Op (one entry per Op, or it does not compile).
+    using Step = bool (PipelineSim::*)(int rank, const Instr&);
+    static constexpr OpTable<Step> kStep = op_table<Step>(&PipelineSim::try_receive,  // recv_forward
+                                                          &PipelineSim::run_local,    // forward
+                                                          &PipelineSim::send,         // send_forward
+                                                          &PipelineSim::try_receive,  // recv_backward
+                                                          &PipelineSim::run_local,    // backward
+                                                          &PipelineSim::send,         // send_backward
+                                                          &PipelineSim::reduce_tied,  // reduce_tied
+                                                          &PipelineSim::run_local,    // reduce_grads
+                                                          &PipelineSim::run_local);   // optimizer_step
+    return (this->*kStep[op_index(instr.op)])(rank, instr);
+  }
+
+  // A local instruction: occupies the rank for its duration.
+  bool run_local(int rank, const Instr& instr) {
     const double t = clock_[idx(rank)];
     finish(rank, t, t + costs_.duration(rank, instr));
     return true;
   }
+
+  bool send(int rank, const Instr& instr) {
+    post(rank, instr);
+    return run_local(rank, instr);
+  }
+
+  bool reduce_tied(int rank, const Instr& instr) { return p_ > 1 ? try_reduce_tied(rank) : run_local(rank, instr); }
+
 
   void check_peer(int rank, const Instr& instr) const {
     if (instr.peer < 0 || instr.peer >= p_)

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/metrics/timeline.h"
+#include "core/schedule/deadlock.h"
 #include "core/schedule/instruction.h"
 
 namespace ptdp {
@@ -30,10 +31,7 @@ class DeadlockError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Whether a send from pipeline rank src and a receive on rank dst carry the same
-// message: same direction, micro-batch, and the virtual stage the send delivers
-// to is the one the receive belongs to (p ranks; the peers are not compared).
-bool messages_match(int p, int src, const Instr& send, int dst, const Instr& recv);
+// messages_match (which send a receive takes) is in core/schedule/deadlock.h.
 
 // Runs programs[r] as pipeline rank r, all starting at time 0:
 // - sends never block: the sender goes on after the send's duration;

@@ -20,13 +20,21 @@ void account(const PassOf& pass, const TimelineEvent& e, Breakdown& b) {
     b.compute += total > 0 ? span * c.compute() / total : 0;
     b.tp_comm += total > 0 ? span * c.tp_comm / total : 0;
   };
-  switch (e.instr.op) {
-    case Op::forward: case Op::backward: split(pass(e.rank, e.instr)); break;
-    case Op::send_forward: case Op::send_backward: case Op::reduce_tied: b.pp_comm += span; break;
-    case Op::reduce_grads: b.dp_comm += span; break;
-    case Op::optimizer_step: b.optimizer += span; break;
-    default: break;  // receives: waiting, counted in the bubble
-  }
+  // The field each Op's time goes to; compute ops are split above, receives
+  // are waiting (counted in the bubble).
+  using Field = double Breakdown::*;
+  static constexpr OpTable<Field> kField = op_table<Field>(Field{},               // recv_forward
+                                                           Field{},               // forward
+                                                           &Breakdown::pp_comm,   // send_forward
+                                                           Field{},               // recv_backward
+                                                           Field{},               // backward
+                                                           &Breakdown::pp_comm,   // send_backward
+                                                           &Breakdown::pp_comm,   // reduce_tied
+                                                           &Breakdown::dp_comm,   // reduce_grads
+                                                           &Breakdown::optimizer);  // optimizer_step
+  const Op op = e.instr.op;
+  if (is_compute(op)) split(pass(e.rank, e.instr));
+  else if (const Field f = kField[op_index(op)]) b.*f += span;
 }
 
 Breakdown breakdown(const PassOf& pass, const Timeline& timeline, int p, double iteration_s) {

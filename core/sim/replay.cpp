@@ -13,7 +13,7 @@ PipelineCosts costs_from_timeline(const Timeline& measured, int p, const std::fu
   for (const auto& e : measured) {
     const int stage = stage_of(e.rank);
     if (stage < 0 || stage >= p || !e.is_instruction()) continue;
-    const bool timed = is_compute(e.instr.op) || e.instr.op == Op::send_forward || e.instr.op == Op::send_backward;
+    const bool timed = is_compute(e.instr.op) || is_send(e.instr.op);
     if (!timed) continue;
     auto& [sum, n] = (*sums)[{stage, static_cast<int>(e.instr.op), e.instr.chunk}];
     sum += e.end_s - e.start_s;

@@ -13,7 +13,7 @@
 #include "core/comm/in_process_device.h"
 #endif
 #include "core/kernels/cpu/cpu_ops.h"
-#include "core/runtime/transfer_steps.h"
+#include "core/schedule/deadlock.h"
 #include "core/schedule/registry.h"
 #include "tests/equivalence_config.h"
 #include "tests/pipeline_pair_util.h"

@@ -56,17 +56,10 @@ TEST(PipelineSim, SingleRankTimeIsTheSumOfItsCosts) {
   // list has sends and receives too; with no transfer time none of them waits.
   const Program prog = build_program("interleaved", {1, 3, 2, 0});
   double sum = 0;
-  const PipelineCosts costs{[&](int, const Instr& in) {
-                              switch (in.op) {
-                                case Op::forward: return 0.75;
-                                case Op::backward: return 1.5;
-                                case Op::send_forward:
-                                case Op::send_backward: return 0.125;
-                                case Op::reduce_grads: return 0.25;
-                                case Op::optimizer_step: return 0.5;
-                                default: return 0.0;
-                              }
-                            },
+  // Durations by Op: recv_forward, F, send_forward, recv_backward, B, send_backward,
+  // reduce_tied, reduce_grads, optimizer_step.
+  constexpr OpTable<double> kDuration = op_table<double>(0.0, 0.75, 0.125, 0.0, 1.5, 0.125, 0.0, 0.25, 0.5);
+  const PipelineCosts costs{[&](int, const Instr& in) { return kDuration[op_index(in.op)]; },
                             [](int, int, const Instr&) { return 0.0; }};
   for (const Instr& in : prog) sum += costs.duration(0, in);
   const Timeline t = simulate_pipeline({prog}, costs);
@@ -82,16 +75,9 @@ TEST(PipelineSim, SingleRankTimeIsTheSumOfItsCosts) {
 //   rank 1: recv_forward [0,1.5], F [1.5,2.5], B [2.5,4.5], send_backward [4.5,4.6]
 //   (the gradient arrives at 4.5 + 0.5 = 5), reduce_tied on both [7,7.25].
 TEST(PipelineSim, TransferLatencyDelaysTheReceiverByHand) {
-  const PipelineCosts costs{[](int, const Instr& in) {
-                              switch (in.op) {
-                                case Op::forward: return 1.0;
-                                case Op::backward: return 2.0;
-                                case Op::send_forward:
-                                case Op::send_backward: return 0.1;
-                                case Op::reduce_tied: return 0.25;
-                                default: return 0.0;
-                              }
-                            },
+  // Durations by Op, in enum order as above.
+  constexpr OpTable<double> kDuration = op_table<double>(0.0, 1.0, 0.1, 0.0, 2.0, 0.1, 0.25, 0.0, 0.0);
+  const PipelineCosts costs{[&](int, const Instr& in) { return kDuration[op_index(in.op)]; },
                             [](int, int, const Instr&) { return 0.5; }};
   const Timeline t = simulate_pipeline(build_pipeline("1f1b", 2, 1, 1), costs);
   const auto span = [&](int rank, Instr in) {

@@ -1,5 +1,5 @@
 // Transfer steps (consecutive send/receive instructions) and the simulation of
-// grouped steps (core/runtime/transfer_steps.h): GPipe and 1F1B on every small
+// grouped steps (core/schedule/deadlock.h): GPipe and 1F1B on every small
 // shape, and interleaved without a steady state (m = p), pair up without a
 // wait cycle; interleaved's steady state does not (the executor then does not
 // group); a hand-made cycle is found.
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/runtime/transfer_steps.h"
+#include "core/schedule/deadlock.h"
 #include "core/schedule/registry.h"
 
 namespace ptdp {
@@ -53,6 +53,36 @@ TEST(TransferSteps, SimulationFindsACycle) {
       {{Op::forward, 0, 0}, {Op::recv_backward, 0, 0, 1}, {Op::backward, 0, 0}, {Op::send_forward, 0, 0, 1}},
       {{Op::recv_forward, 0, 0, 0}, {Op::forward, 0, 0}, {Op::backward, 0, 0}, {Op::send_backward, 0, 0, 0}}};
   EXPECT_NE(grouped_steps_deadlock(programs), "");
+}
+
+// The classification table: transfers are exactly the ops that name a
+// neighbour, and each one's neighbour is the stage its data comes from / goes to.
+TEST(OpTraits, TransfersNameTheirNeighbour) {
+  for (const OpTraits& t : kOpTraits) {
+    EXPECT_EQ(is_transfer(t.op), t.peer != PeerSide::none) << t.name;
+    EXPECT_FALSE(t.send && t.recv) << t.name;
+    EXPECT_EQ(t.slot >= 0, is_transfer(t.op) || is_compute(t.op)) << t.name;
+  }
+  EXPECT_EQ(traits(Op::recv_forward).peer, PeerSide::upstream);
+  EXPECT_EQ(traits(Op::send_forward).peer, PeerSide::downstream);
+  EXPECT_EQ(traits(Op::recv_backward).peer, PeerSide::downstream);
+  EXPECT_EQ(traits(Op::send_backward).peer, PeerSide::upstream);
+  EXPECT_EQ(op_name(Op::forward), "F");
+  EXPECT_EQ(op_name(Op::optimizer_step), "optimizer_step");
+}
+
+// The order run: a receive with no send before it on the peer deadlocks; the
+// same lists with the send first run; reduce_tied on a middle rank is refused.
+TEST(OrderRun, FindsAReceiveThatWaitsForever) {
+  const std::vector<Program> stuck{{{Op::recv_backward, 0, 0, 1}, {Op::send_forward, 0, 0, 1}},
+                                   {{Op::recv_forward, 0, 0, 0}, {Op::send_backward, 0, 0, 0}}};
+  const std::string what = order_deadlock(stuck);
+  EXPECT_NE(what.find("rank 0 stuck at recv_backward(0,0)<-1"), std::string::npos) << what;
+  EXPECT_NE(what.find("rank 1 stuck at recv_forward(0,0)<-0"), std::string::npos) << what;
+  const std::vector<Program> runs{{{Op::send_forward, 0, 0, 1}, {Op::recv_backward, 0, 0, 1}},
+                                  {{Op::recv_forward, 0, 0, 0}, {Op::send_backward, 0, 0, 0}}};
+  EXPECT_EQ(order_deadlock(runs), "");
+  EXPECT_THROW(order_deadlock({{}, {{Op::reduce_tied}}, {}}), std::logic_error);
 }
 
 }  // namespace

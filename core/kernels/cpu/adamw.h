@@ -2,16 +2,11 @@
 #pragma once
 #include <cstdint>
 
+#include "core/kernels/adamw_params.h"
+
 namespace ptdp::cpu {
 
-struct AdamWParams {
-  float lr = 1e-3f;
-  float beta1 = 0.9f;
-  float beta2 = 0.95f;
-  float eps = 1e-8f;
-  float weight_decay = 0.0f;  // 0 for biases and layernorm parameters
-  int step = 1;               // 1-based, for bias correction
-};
+using ptdp::AdamWParams;
 
 // m = β1 m + (1-β1) g;  v = β2 v + (1-β2) g²;
 // p -= lr · (m/(1-β1^step) / (sqrt(v/(1-β2^step)) + eps) + weight_decay · p).

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/kernels/cpu/adamw.h"
 #include "core/kernels/cpu/attention.h"
 #include "core/kernels/cpu/bias.h"
 #include "core/kernels/cpu/cross_entropy.h"
