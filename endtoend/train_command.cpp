@@ -1,11 +1,13 @@
 // `ptdp train`: checks every input before any work, trains, reports one line per
 // iteration on rank 0, and writes the measured result JSON (and a trace).
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include "core/comm/world.h"
 #include "core/config/config.h"
 #include "core/runtime/backend.h"
+#include "core/tensor/allocator.h"
 #include "endtoend/cli_common.h"
 #include "endtoend/commands.h"
 #include "endtoend/train_run.h"
@@ -63,6 +65,13 @@ int run(const TrainArgs& args) {
   }
   try {
     return train_and_report(cfg, args, world, session.library_version());
+  } catch (const OutOfMemory& e) {
+    std::fprintf(stderr, "ptdp train: %s\n", e.what());
+    std::fflush(stderr);
+    // Several ranks: leave without MPI_Abort (its code is fixed) so mpirun ends
+    // the job with this rank's status, and the sweep runner sees out-of-memory.
+    if (world.size() > 1) std::_Exit(kExitOutOfMemory);
+    return kExitOutOfMemory;
   } catch (const std::exception& e) {
     const std::string why = std::string("ptdp train: ") + e.what();
     if (world.size() > 1) world.abort(why);  // the other ranks would wait for this one
