@@ -24,11 +24,11 @@ ConfigErrors check_train_args(const TrainArgs& a, const Config& cfg) {
     e.push_back({"--warmup", "--warmup=" + std::to_string(a.warmup) + " must be in [0, --iterations) so that some "
                              "iterations are timed"});
   if (const std::string why = device_unavailable(a.device); !why.empty())
-    e.push_back({"--device", "--device=" + a.device + ": " + why});
-  if (a.device == "cpu" && cfg.plan.precision != Precision::fp32)
+    e.push_back({"--device", "--device=" + device_name(a.device) + ": " + why});
+  if (a.device == Device::cpu && cfg.plan.precision != Precision::fp32)
     e.push_back({"plan.precision", "plan.precision=" + to_string(cfg.plan.precision) +
                                        " is not supported on --device cpu (the CPU backend is fp32)"});
-  if (a.device == "cuda" && cfg.plan.precision == Precision::fp32)
+  if (a.device == Device::cuda && cfg.plan.precision == Precision::fp32)
     e.push_back({"plan.precision", "plan.precision=fp32 is not supported on --device cuda (bf16 or fp16)"});
   if (!a.data.empty() && cfg.model.vocab < 256)
     e.push_back({"model.vocab", "--data trains on bytes: model.vocab=" + std::to_string(cfg.model.vocab) +
@@ -92,8 +92,10 @@ Command add_train_command(CLI::App& app) {
   sub->add_option("--iterations", args->iterations, "Iterations to run, warm-up included")->capture_default_str();
   sub->add_option("--warmup", args->warmup, "Leading iterations left out of the timing statistics")
       ->capture_default_str();
-  sub->add_option("--device", args->device, "Backend: cpu (fp32) or cuda (bf16/fp16 as plan.precision; NCCL)")
-      ->capture_default_str();
+  auto device = std::make_shared<std::string>("cpu");
+  sub->add_option("--device", *device, "Backend: cpu (fp32) or cuda (bf16/fp16 as plan.precision; NCCL)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   sub->add_option("--out", args->out, "Write the result JSON here (atomically; nothing on failure)");
   sub->add_option("--data", args->data, "Train on this text file as bytes (vocab 256) instead of synthetic tokens")
       ->check(CLI::ExistingFile);
@@ -104,7 +106,10 @@ Command add_train_command(CLI::App& app) {
   sub->add_option("--fault", args->fault,
                   "Testing aid: KIND:RANK:ITERATION makes RANK die (kill) or stop answering (hang) "
                   "at ITERATION, to check that the job ends instead of hanging");
-  return {sub, [args] { return run(*args); }};
+  return {sub, [args, device] {
+            args->device = device_from_name(*device).value_or(Device::cpu);  // IsMember checked the spelling
+            return run(*args);
+          }};
 }
 
 }  // namespace ptdp::cli

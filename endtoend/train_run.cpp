@@ -168,7 +168,7 @@ int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& wor
   result["software"]["mpi"] = mpi_version;
   for (const auto& [key, value] : backend.info.items())
     if (key == "driver" || key == "cuda_runtime" || key == "cublaslt" || key == "nccl") result["software"][key] = value;
-  result["run"] = {{"device", args.device}, {"ranks", world.size()}, {"iterations", args.iterations},
+  result["run"] = {{"device", device_name(args.device)}, {"ranks", world.size()}, {"iterations", args.iterations},
                    {"warmup", args.warmup}, {"data", data->describe()}, {"backend", ops.name()},
                    {"hardware", backend.info}};
   nlohmann::json metrics = metrics_json(cfg, s);

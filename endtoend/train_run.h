@@ -13,7 +13,7 @@ struct TrainArgs {
   std::string config;
   int iterations = 10;
   int warmup = 1;
-  std::string device = "cpu";
+  Device device = Device::cpu;
   std::string out;
   std::string data;
   std::string trace;
