@@ -46,7 +46,7 @@ ConfigErrors check_train_args(const TrainArgs& a, const Config& cfg) {
     e.push_back({"plan.attention", why});
   if (!(a.comm_timeout_s > 0)) e.push_back({"--comm-timeout", "--comm-timeout must be positive"});
   if (!a.fault.empty() && !parse_fault(a.fault))
-    e.push_back({"--fault", "--fault=" + a.fault + " is not KIND:RANK:ITERATION with KIND kill or hang"});
+    e.push_back({"--fault", "--fault=" + a.fault + " is not KIND:RANK:ITERATION with KIND kill, hang or oom"});
   return e;
 }
 
@@ -104,7 +104,7 @@ Command add_train_command(CLI::App& app) {
                   "Seconds any communication may wait before the job is aborted (a dead or silent peer)")
       ->capture_default_str();
   sub->add_option("--fault", args->fault,
-                  "Testing aid: KIND:RANK:ITERATION makes RANK die (kill) or stop answering (hang) "
+                  "Testing aid: KIND:RANK:ITERATION makes RANK die (kill), stop answering (hang) or run out of memory (oom) "
                   "at ITERATION, to check that the job ends instead of hanging");
   return {sub, [args, device] {
             args->device = device_from_name(*device).value_or(Device::cpu);  // IsMember checked the spelling
