@@ -24,14 +24,14 @@ ConfigErrors load_checked_config(const std::string& file, int world_size, Config
   return validate(out, world_size);
 }
 
-ConfigErrors check_runnable(const std::string& device, const Config& cfg) {
+ConfigErrors check_runnable(Device device, const Config& cfg) {
   ConfigErrors e;
   if (const std::string why = device_unavailable(device); !why.empty())
-    e.push_back({"--device", "--device=" + device + ": " + why});
-  if (device == "cpu" && cfg.plan.precision != Precision::fp32)
+    e.push_back({"--device", "--device=" + device_name(device) + ": " + why});
+  if (device == Device::cpu && cfg.plan.precision != Precision::fp32)
     e.push_back({"plan.precision", "plan.precision=" + to_string(cfg.plan.precision) +
                                        " is not supported on --device cpu (the CPU backend is fp32)"});
-  if (device == "cuda" && cfg.plan.precision == Precision::fp32)
+  if (device == Device::cuda && cfg.plan.precision == Precision::fp32)
     e.push_back({"plan.precision", "plan.precision=fp32 is not supported on --device cuda (bf16 or fp16)"});
   if (cfg.plan.sequence_parallel)
     e.push_back({"plan.sequence_parallel", "plan.sequence_parallel=true is modelled by `ptdp project` only; "

@@ -18,6 +18,6 @@ ConfigErrors load_checked_config(const std::string& file, int world_size, Config
 // What the runtime needs of a config to run it on `device` (train, slice): the
 // device is usable, the precision is the device's, the attention path exists,
 // and no feature only the projector models is asked for.
-ConfigErrors check_runnable(const std::string& device, const Config& cfg);
+ConfigErrors check_runnable(Device device, const Config& cfg);
 
 }  // namespace ptdp::cli

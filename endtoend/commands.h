@@ -1,5 +1,6 @@
 // The subcommands of `ptdp`, each registered on the CLI11 app and run by main.
-// Exit status: 0 success, 1 a failure while running, 2 input refused.
+// Exit status: 0 success, 1 a failure while running, 2 input refused,
+// 4 `ptdp train` ran out of device memory (the sweep runner records "oom").
 #pragma once
 #include <functional>
 
@@ -10,6 +11,8 @@ namespace ptdp::cli {
 constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;
 constexpr int kExitRefused = 2;
+// Not 3: MPI_Abort in MpiCommunicator::abort ends the job with 3.
+constexpr int kExitOutOfMemory = 4;
 
 // A subcommand registered on the app, and how to run it once parsed.
 struct Command {

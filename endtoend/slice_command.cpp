@@ -77,13 +77,13 @@ int run(SliceArgs args) {
     std::printf("ptdp slice: stage %d of p=%d (t=%d d=%d v=%d b=%d) on %s: measured %.4g s/iteration, peak %.3g GiB; "
                 "projected %.4g s/iteration, %.4g model TFLOP/s per GPU%s\n",
                 m.stage, cfg.plan.pp, cfg.plan.tp, cfg.plan.dp, cfg.plan.virtual_stages, cfg.plan.micro_batch,
-                args.options.device.c_str(), m.iteration_s, static_cast<double>(m.peak_bytes) / (1 << 30),
+                device_name(args.options.device).c_str(), m.iteration_s, static_cast<double>(m.peak_bytes) / (1 << 30),
                 sp.projection.iteration_s, metrics["model_tflops_per_gpu"].get<double>(),
                 sp.projection.fits ? "" : "  DOES NOT FIT");
     if (!args.out.empty()) write_json_atomic(args.out, result);
     return kExitOk;
   } catch (const OutOfMemory& e) {  // the stage's share does not fit on this device: a finding, not a failure
-    std::printf("ptdp slice: stage %d DOES NOT FIT on %s: %s\n", args.options.stage, args.options.device.c_str(),
+    std::printf("ptdp slice: stage %d DOES NOT FIT on %s: %s\n", args.options.stage, device_name(args.options.device).c_str(),
                 e.what());
     if (!args.out.empty())
       write_json_atomic(args.out, slice_out_of_memory_result(cfg, args.options, e.what(), calibration.get()));
@@ -104,8 +104,10 @@ Command add_slice_command(CLI::App& app) {
   sub->add_option("--config", args->config, "Config JSON: {\"model\", \"plan\", \"machine\", \"optimizer\"}")
       ->required()
       ->check(CLI::ExistingFile);
-  sub->add_option("--device", args->options.device, "Backend: cpu (fp32) or cuda (bf16/fp16 as plan.precision)")
-      ->capture_default_str();
+  auto device = std::make_shared<std::string>("cpu");
+  sub->add_option("--device", *device, "Backend: cpu (fp32) or cuda (bf16/fp16 as plan.precision)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   sub->add_option("--stage", args->stage, "Pipeline rank to run, in [0, p), or \"heaviest\"")->capture_default_str();
   sub->add_option("--iterations", args->options.iterations, "Iterations to run, warm-up included")
       ->capture_default_str();
@@ -116,7 +118,10 @@ Command add_slice_command(CLI::App& app) {
   sub->add_option("--out", args->out, "Write the result JSON here (atomically; nothing on failure)");
   sub->add_option("--cpu-memory-limit", args->options.cpu_memory_limit,
                   "Testing aid: bytes the CPU backend may hold (out of memory beyond)");
-  return {sub, [args] { return run(*args); }};
+  return {sub, [args, device] {
+            args->options.device = device_from_name(*device).value_or(Device::cpu);  // IsMember checked the spelling
+            return run(*args);
+          }};
 }
 
 }  // namespace ptdp::cli

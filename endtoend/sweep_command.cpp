@@ -31,7 +31,7 @@ int run_point(const PointArgs& a) {
     return kExitRefused;
   }
   const PointOutcome o = project_point(sweep, sweep.points[static_cast<std::size_t>(a.point)], nullptr);
-  write_json_atomic(a.out, {{"status", o.status}, {"reason", o.reason}, {"result", o.result}});
+  write_json_atomic(a.out, {{"status", to_string(o.status)}, {"reason", o.reason}, {"result", o.result}});
   return kExitOk;
 }
 
@@ -43,8 +43,9 @@ Command add_sweep_command(CLI::App& app) {
       "sweep", "Run a sweep (sweeps/*.json): every point in its own process, each finished point written at once, "
                "a rerun resumes.\nExit: 0 done, 1 a point failed or missed its acceptance band, 2 refused.");
   sub->add_option("file", o->file, "Sweep JSON")->required()->check(CLI::ExistingFile);
-  sub->add_option("--mode", o->mode, "measure | project | auto (measure what this machine holds, project the rest); "
-                                     "default: the sweep's")
+  auto mode = std::make_shared<std::string>();
+  sub->add_option("--mode", *mode, "measure | project | auto (measure what this machine holds, project the rest); "
+                                   "default: the sweep's")
       ->check(CLI::IsMember({"measure", "project", "auto"}));
   sub->add_option("--out", o->out, "Results file (default results/<name>.json); an existing one is resumed");
   sub->add_option("--jobs", o->jobs, "Projections run in parallel (measurements run one at a time)")
@@ -55,7 +56,10 @@ Command add_sweep_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--point-delay-ms", o->delay_ms, "Testing aid: each projected point waits this long first");
   sub->add_option("--crash-point", o->crash_point, "Testing aid: the process of this point index crashes");
-  return {sub, [o] { return run_sweep(*o); }};
+  return {sub, [o, mode] {
+            if (!mode->empty()) o->mode = sweep_mode_from_string(*mode);
+            return run_sweep(*o);
+          }};
 }
 
 Command add_sweep_point_command(CLI::App& app) {

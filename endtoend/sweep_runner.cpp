@@ -21,7 +21,7 @@ namespace {
 
 struct Task {
   const SweepPoint* point;
-  std::string mode;  // "measured" or "projected"
+  PointMode mode;
   std::string refused;  // non-empty: not run, recorded with this reason
 };
 
@@ -31,7 +31,7 @@ struct Running {
   std::filesystem::path log, output;
 };
 
-std::string device_of(const SweepPoint& p) { return p.config.machine.name == "cpu-host" ? "cpu" : "cuda"; }
+std::string device_of(const SweepPoint& p) { return device_name(p.config.machine.device); }
 
 std::string self_path() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
 
@@ -73,9 +73,9 @@ class Runner {
  private:
   bool can_start(const Task& t) const {
     if (running_.empty()) return true;
-    if (t.mode == "measured") return false;
+    if (t.mode == PointMode::measured) return false;
     for (const auto& r : running_)
-      if (r.task.mode == "measured") return false;
+      if (r.task.mode == PointMode::measured) return false;
     return static_cast<int>(running_.size()) < std::max(1, opt_.jobs);
   }
 
@@ -83,17 +83,17 @@ class Runner {
     while (!tasks.empty() && (!tasks.front().refused.empty() || can_start(tasks.front()))) {
       Task t = tasks.front();
       tasks.pop_front();
-      if (!t.refused.empty()) finish(t, {t.mode, "refused", t.refused, 0, nullptr});
+      if (!t.refused.empty()) finish(t, {t.mode, PointStatus::refused, t.refused, 0, nullptr});
       else start(t);
     }
   }
 
   void start(const Task& t) {
-    const std::string stem = work_.string() + "/point-" + std::to_string(t.point->index) + "-" + t.mode;
+    const std::string stem = work_.string() + "/point-" + std::to_string(t.point->index) + "-" + to_string(t.mode);
     Running r{t, nullptr, stem + ".log", stem + ".json"};
     std::filesystem::remove(r.output);
     std::vector<std::string> argv;
-    if (t.mode == "projected") {
+    if (t.mode == PointMode::projected) {
       argv = {self_path(), "sweep-point", sweep_.file.string(), "--point", std::to_string(t.point->index),
               "--out", r.output.string()};
       if (opt_.delay_ms > 0) argv.insert(argv.end(), {"--delay-ms", std::to_string(opt_.delay_ms)});
@@ -114,7 +114,7 @@ class Runner {
 
   double timeout_of(const Task& t) const {
     if (opt_.timeout_s > 0) return opt_.timeout_s;
-    return t.mode == "measured" ? 1800 : 120;
+    return t.mode == PointMode::measured ? 1800 : 120;
   }
 
   void reap() {
@@ -126,10 +126,10 @@ class Runner {
         ++i;
         continue;
       }
-      PointRun run{r.task.mode, "", "", r.child->seconds(), nullptr};
+      PointRun run{r.task.mode, PointStatus::failed, "", r.child->seconds(), nullptr};
       if (!ended) {
         r.child->kill_group();
-        run.status = "timeout";
+        run.status = PointStatus::timeout;
         run.reason = "no result within " + std::to_string(static_cast<int>(timeout_of(r.task))) + " s";
       } else {
         outcome(r, code, run);
@@ -142,20 +142,21 @@ class Runner {
   void outcome(const Running& r, int code, PointRun& run) const {
     const std::string tail = last_lines(r.log, 4);
     if (code != 0 || !std::filesystem::exists(r.output)) {
-      const bool refused = code == kExitRefused;
-      run.status = refused ? "refused" : (tail.find("out of") != std::string::npos && tail.find("memory") != std::string::npos ? "oom" : "failed");
+      run.status = code == kExitRefused       ? PointStatus::refused
+                   : code == kExitOutOfMemory ? PointStatus::oom
+                                              : PointStatus::failed;
       run.reason = (code >= 128 ? "killed by signal " + std::to_string(code - 128) : "exit " + std::to_string(code)) +
                    (tail.empty() ? "" : ": " + tail);
       return;
     }
     std::ifstream in(r.output);
     const nlohmann::json j = nlohmann::json::parse(in);
-    if (r.task.mode == "measured") {
-      run.status = "ok";
+    if (r.task.mode == PointMode::measured) {
+      run.status = PointStatus::ok;
       run.result = j;
       return;
     }
-    run.status = j.value("status", "failed");
+    run.status = point_status_from_string(j.value("status", "failed"));
     run.reason = j.value("reason", "");
     run.result = j.value("result", nlohmann::json(nullptr));
   }
@@ -165,8 +166,8 @@ class Runner {
     results_.add(record);
     ++done_;
     elapsed_ += run.seconds;
-    if (run.status == "failed" || run.status == "timeout" || run.status == "oom") ++failed_;
-    if (record["acceptance"] == "fail") ++rejected_;
+    if (is_failure(run.status)) ++failed_;
+    if (acceptance(t.point->expect, run) == Acceptance::fail) ++rejected_;
     print_progress(*t.point, record);
   }
 
@@ -211,20 +212,21 @@ class Runner {
 
 // CPU points of up to max_ranks ranks; GPU points (16-bit) that fit this node's GPUs.
 bool measurable_here(const SweepPoint& p, int max_ranks) {
-  if (p.config.machine.name == "cpu-host") return p.config.plan.world_size() <= max_ranks;
+  if (p.config.machine.device == Device::cpu) return p.config.plan.world_size() <= max_ranks;
   return p.config.plan.precision != Precision::fp32 && p.config.plan.world_size() <= cuda_devices();
 }
 
 std::deque<Task> plan_tasks(const Sweep& sweep, const SweepOptions& o, const SweepResults& results, int& resumed) {
-  const std::string requested = o.mode.empty() ? sweep.mode : o.mode;
+  const SweepMode requested = o.mode.value_or(sweep.mode);
   std::deque<Task> tasks;
   for (const auto& p : sweep.points) {
-    Task t{&p, "projected", ""};
-    if (requested == "measure" || (requested == "auto" && measurable_here(p, o.max_ranks))) t.mode = "measured";
+    Task t{&p, PointMode::projected, ""};
+    if (requested == SweepMode::measure || (requested == SweepMode::automatic && measurable_here(p, o.max_ranks)))
+      t.mode = PointMode::measured;
     if (!p.errors.empty()) t.refused = p.errors.front().field + ": " + p.errors.front().message;
-    else if (t.mode == "measured" && !measurable_here(p, o.max_ranks))
+    else if (t.mode == PointMode::measured && !measurable_here(p, o.max_ranks))
       t.refused = "cannot be measured here: needs " + p.config.machine.name + " with " +
-                  std::to_string(p.config.plan.world_size()) + " ranks (this machine measures cpu-host points of up to " +
+                  std::to_string(p.config.plan.world_size()) + " ranks (this machine measures CPU-profile points of up to " +
                   std::to_string(o.max_ranks) + " ranks and 16-bit GPU points of up to " +
                   std::to_string(cuda_devices()) + " GPUs)";
     if (results.finished(point_key(sweep, p, t.mode))) ++resumed;

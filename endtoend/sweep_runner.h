@@ -3,14 +3,17 @@
 // so a crash, an out-of-memory or a timeout is a recorded outcome and the sweep
 // goes on; each finished point is written at once; a rerun resumes.
 #pragma once
+#include <optional>
 #include <string>
+
+#include "core/sweep/sweep.h"
 
 namespace ptdp::cli {
 
 struct SweepOptions {
   std::string file;        // the sweep
   std::string out;         // results file (default results/<name>.json)
-  std::string mode;        // measure | project | auto; empty: the sweep's own
+  std::optional<SweepMode> mode;  // --mode; empty: the sweep's own
   int jobs = 1;            // projections in parallel (measurements run one at a time)
   double timeout_s = 0;    // per point; 0: 120 s projected, 1800 s measured
   int max_ranks = 8;       // the most ranks a measured CPU point may use here

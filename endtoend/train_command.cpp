@@ -1,11 +1,13 @@
 // `ptdp train`: checks every input before any work, trains, reports one line per
 // iteration on rank 0, and writes the measured result JSON (and a trace).
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include "core/comm/world.h"
 #include "core/config/config.h"
 #include "core/runtime/backend.h"
+#include "core/tensor/allocator.h"
 #include "endtoend/cli_common.h"
 #include "endtoend/commands.h"
 #include "endtoend/train_run.h"
@@ -27,7 +29,7 @@ ConfigErrors check_train_args(const TrainArgs& a, const Config& cfg) {
                                     " must be at least 256"});
   if (!(a.comm_timeout_s > 0)) e.push_back({"--comm-timeout", "--comm-timeout must be positive"});
   if (!a.fault.empty() && !parse_fault(a.fault))
-    e.push_back({"--fault", "--fault=" + a.fault + " is not KIND:RANK:ITERATION with KIND kill or hang"});
+    e.push_back({"--fault", "--fault=" + a.fault + " is not KIND:RANK:ITERATION with KIND kill, hang or oom"});
   return e;
 }
 
@@ -46,6 +48,13 @@ int run(const TrainArgs& args) {
   }
   try {
     return train_and_report(cfg, args, world, session.library_version());
+  } catch (const OutOfMemory& e) {
+    std::fprintf(stderr, "ptdp train: %s\n", e.what());
+    std::fflush(stderr);
+    // Several ranks: leave without MPI_Abort (its code is fixed) so mpirun ends
+    // the job with this rank's status, and the sweep runner sees out-of-memory.
+    if (world.size() > 1) std::_Exit(kExitOutOfMemory);
+    return kExitOutOfMemory;
   } catch (const std::exception& e) {
     const std::string why = std::string("ptdp train: ") + e.what();
     if (world.size() > 1) world.abort(why);  // the other ranks would wait for this one
@@ -66,8 +75,10 @@ Command add_train_command(CLI::App& app) {
   sub->add_option("--iterations", args->iterations, "Iterations to run, warm-up included")->capture_default_str();
   sub->add_option("--warmup", args->warmup, "Leading iterations left out of the timing statistics")
       ->capture_default_str();
-  sub->add_option("--device", args->device, "Backend: cpu (fp32) or cuda (bf16/fp16 as plan.precision; NCCL)")
-      ->capture_default_str();
+  auto device = std::make_shared<std::string>("cpu");
+  sub->add_option("--device", *device, "Backend: cpu (fp32) or cuda (bf16/fp16 as plan.precision; NCCL)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   sub->add_option("--out", args->out, "Write the result JSON here (atomically; nothing on failure)");
   sub->add_option("--data", args->data, "Train on this text file as bytes (vocab 256) instead of synthetic tokens")
       ->check(CLI::ExistingFile);
@@ -76,9 +87,12 @@ Command add_train_command(CLI::App& app) {
                   "Seconds any communication may wait before the job is aborted (a dead or silent peer)")
       ->capture_default_str();
   sub->add_option("--fault", args->fault,
-                  "Testing aid: KIND:RANK:ITERATION makes RANK die (kill) or stop answering (hang) "
+                  "Testing aid: KIND:RANK:ITERATION makes RANK die (kill), stop answering (hang) or run out of memory (oom) "
                   "at ITERATION, to check that the job ends instead of hanging");
-  return {sub, [args] { return run(*args); }};
+  return {sub, [args, device] {
+            args->device = device_from_name(*device).value_or(Device::cpu);  // IsMember checked the spelling
+            return run(*args);
+          }};
 }
 
 }  // namespace ptdp::cli

@@ -15,6 +15,7 @@
 #include "core/metrics/result_io.h"
 #include "core/runtime/trainer.h"
 #include "core/runtime/backend.h"
+#include "core/tensor/allocator.h"
 #include "endtoend/commands.h"
 
 namespace ptdp::cli {
@@ -35,9 +36,10 @@ std::unique_ptr<TokenSource> make_data(const Config& cfg, const TrainArgs& args)
 void inject(const std::optional<Fault>& fault, int rank, int iteration) {
   if (!fault || fault->rank != rank || fault->iteration != iteration) return;
   std::fprintf(stderr, "ptdp train: rank %d: injected fault (%s) at iteration %d\n", rank,
-               fault->kill ? "kill" : "hang", iteration);
+               fault->kind == Fault::Kind::kill ? "kill" : fault->kind == Fault::Kind::oom ? "oom" : "hang", iteration);
   std::fflush(stderr);
-  if (fault->kill) std::raise(SIGKILL);
+  if (fault->kind == Fault::Kind::kill) std::raise(SIGKILL);
+  if (fault->kind == Fault::Kind::oom) throw OutOfMemory("rank " + std::to_string(rank) + ": injected out of memory");
   for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
 }
 
@@ -143,8 +145,9 @@ std::optional<Fault> parse_fault(const std::string& text) {
   char tail = 0;
   if (std::sscanf(text.c_str(), "%7[a-z]:%d:%d%c", kind, &f.rank, &f.iteration, &tail) != 3) return std::nullopt;
   const std::string k = kind;
-  if (k != "kill" && k != "hang") return std::nullopt;
-  f.kill = k == "kill";
+  if (k == "kill") f.kind = Fault::Kind::kill;
+  else if (k == "oom") f.kind = Fault::Kind::oom;
+  else if (k != "hang") return std::nullopt;
   return f;
 }
 
@@ -168,7 +171,7 @@ int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& wor
   result["software"]["mpi"] = mpi_version;
   for (const auto& [key, value] : backend.info.items())
     if (key == "driver" || key == "cuda_runtime" || key == "cublaslt" || key == "nccl") result["software"][key] = value;
-  result["run"] = {{"device", args.device}, {"ranks", world.size()}, {"iterations", args.iterations},
+  result["run"] = {{"device", device_name(args.device)}, {"ranks", world.size()}, {"iterations", args.iterations},
                    {"warmup", args.warmup}, {"data", data->describe()}, {"backend", ops.name()},
                    {"hardware", backend.info}};
   nlohmann::json metrics = metrics_json(cfg, s);

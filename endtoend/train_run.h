@@ -1,6 +1,7 @@
 // The body of `ptdp train` once every input has been accepted: build the
 // backend, train, gather per-rank figures to rank 0 and write the result.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -13,17 +14,17 @@ struct TrainArgs {
   std::string config;
   int iterations = 10;
   int warmup = 1;
-  std::string device = "cpu";
+  Device device = Device::cpu;
   std::string out;
   std::string data;
   std::string trace;
   double comm_timeout_s = 60;
-  std::string fault;  // testing aid: "kill:RANK:ITERATION" or "hang:RANK:ITERATION"
+  std::string fault;  // testing aid: "KIND:RANK:ITERATION", KIND kill, hang or oom
 };
 
 // A parsed --fault: which rank fails how, at which iteration.
 struct Fault {
-  bool kill = false;  // else hang
+  enum class Kind : std::uint8_t { kill, hang, oom } kind = Kind::hang;  // oom: throw OutOfMemory
   int rank = 0;
   int iteration = 0;
 };

@@ -39,11 +39,12 @@ void print_check(const ExperimentCheck& c, bool quiet) {
   for (const auto& r : c.refused) std::printf("  refused: %s\n", r.c_str());
   for (const auto& v : c.ordering_violations) std::printf("  ORDER differs from the paper: %s\n", v.c_str());
   if (c.points.empty()) {
-    std::printf("  no point has a published value to compare (derived in the report)\n\n");
+    std::printf("%s: no point has a published value to compare (derived in the report)\n\n", c.name.c_str());
     return;
   }
-  std::printf("  %zu points: mean |error| %.1f%%, max %.1f%%, %zu ordering violations (%.2f s)\n\n", c.points.size(),
-              100 * c.mean_abs_error, 100 * c.max_abs_error, c.ordering_violations.size(), c.seconds);
+  // Named, so each experiment's verdict reads on its own line (grep, --quiet).
+  std::printf("%s: %zu points, mean |error| %.1f%%, max %.1f%%, %zu ordering violations (%.2f s)\n\n", c.name.c_str(),
+              c.points.size(), 100 * c.mean_abs_error, 100 * c.max_abs_error, c.ordering_violations.size(), c.seconds);
 }
 
 int run(const ValidateArgs& args) {
@@ -54,7 +55,7 @@ int run(const ValidateArgs& args) {
     const nlohmann::json reference = load_reference_experiments();
     for (const auto& file : paper_sweeps(args.sweeps)) {
       const Sweep sweep = load_sweep(file, default_machines_dir(), &reference);
-      if (sweep.reference.empty() || sweep.mode == "measure") continue;
+      if (sweep.reference.empty() || sweep.mode == SweepMode::measure) continue;
       const ExperimentCheck check = check_against_paper(sweep, calibration.get());
       print_check(check, args.quiet);
       all.push_back(to_json(check));

@@ -34,10 +34,10 @@ class Suite {
  public:
   Suite(const Options& o, const Config& cfg)
       : opt_(o), cfg_(cfg), x_(cfg.model, cfg.plan), alloc_(make_allocator(o.device, 0)), ops_(make_ops(o.device, cfg, *alloc_)),
-        timer_(*ops_, o.device == "cuda" ? 256u << 20 : 32u << 20), peak_(peak_flops(cfg)) {}
+        timer_(*ops_, o.device == Device::cuda ? 256u << 20 : 32u << 20), peak_(peak_flops(cfg)) {}
 
   void register_all() {
-    if (opt_.device == "cuda") {  // made before any benchmark runs, like the other variants' ops
+    if (opt_.device == Device::cuda) {  // made before any benchmark runs, like the other variants' ops
       Config c = cfg_;
       c.plan.deterministic = true;
       deterministic_ops_ = variant(c);
@@ -51,7 +51,7 @@ class Suite {
  private:
   // Off, and on where it changes the path: CPU ops are deterministic anyway.
   std::vector<bool> determinism_modes() const {
-    return opt_.device == "cuda" ? std::vector<bool>{false, true} : std::vector<bool>{false};
+    return opt_.device == Device::cuda ? std::vector<bool>{false, true} : std::vector<bool>{false};
   }
   static std::string suffix(bool deterministic) { return deterministic ? "/deterministic" : ""; }
   Ops& ops_of(bool deterministic) { return deterministic ? *deterministic_ops_ : *ops_; }
@@ -98,7 +98,7 @@ class Suite {
         Tensor qkv = ops->zeros({b, s, 3 * a * d}), out = ops->empty({b, s, a * d}), dqkv = ops->empty({b, s, 3 * a * d});
         Tensor saved = ops->attention_forward(qkv, static_cast<int>(a), out);
         const double flops = 4 * dbl(b) * dbl(a) * dbl(s) * dbl(s) * dbl(d) * (backward ? 2 : 1);
-        Timer timer(*ops, opt_.device == "cuda" ? 256u << 20 : 32u << 20);
+        Timer timer(*ops, opt_.device == Device::cuda ? 256u << 20 : 32u << 20);
         timer.run(st, {flops, 0, label}, peak_, [&] {
           if (backward) ops->attention_backward(out, qkv, out, saved, static_cast<int>(a), dqkv);
           else saved = ops->attention_forward(qkv, static_cast<int>(a), out);
@@ -109,7 +109,7 @@ class Suite {
   void register_attention() {
     attention("unfused_fused_softmax", Attention::unfused, true);  // the paper's fused scale+mask+softmax
     attention("unfused_unfused_softmax", Attention::unfused, false);
-    if (opt_.device == "cuda" && attention_unavailable("cuda", Attention::flash).empty())
+    if (opt_.device == Device::cuda && attention_unavailable(Device::cuda, Attention::flash).empty())
       for (const bool det : determinism_modes())  // deterministic: no atomics in cuDNN's dQ
         attention("cudnn_flash", Attention::flash, true, det);  // cuDNN's SDPA on tensor cores
   }
@@ -149,7 +149,7 @@ class Suite {
       Tensor y = ops->zeros({n, h}), x = ops->zeros({n, h}), sum = ops->empty({n, h}), ln = ops->empty({n, h});
       Tensor b = ops->zeros({h}), g = ops->zeros({h}), beta = ops->zeros({h});
       Tensor mean = ops->empty({n}, DType::f32), rstd = ops->empty({n}, DType::f32);
-      Timer timer(*ops, opt_.device == "cuda" ? 256u << 20 : 32u << 20);
+      Timer timer(*ops, opt_.device == Device::cuda ? 256u << 20 : 32u << 20);
       timer.run(st, {0, 4 * x_.e * dbl(n * h) + 8 * dbl(n), "memory"}, peak_,
                 [&] { ops->bias_residual_layernorm(y, b, x, g, beta, sum, ln, mean, rstd); });
     })->Args({x_.n, x_.h})->ArgNames({"n", "h"})->UseManualTime()->Unit(benchmark::kMillisecond);
@@ -168,7 +168,7 @@ class Suite {
       const std::int64_t n = st.range(0), f = st.range(1), h = st.range(2);
       Tensor x = ops->zeros({n, h}), w = ops->zeros({f, h}), b = ops->zeros({f}), pre = ops->zeros({n, f});
       Tensor y = ops->zeros({n, f});
-      Timer timer(*ops, opt_.device == "cuda" ? 256u << 20 : 32u << 20);
+      Timer timer(*ops, opt_.device == Device::cuda ? 256u << 20 : 32u << 20);
       if (!backward) {
         timer.run(st, {2 * dbl(n) * dbl(f) * dbl(h), 0, "fused_op"}, peak_, [&] { ops->linear_gelu_forward(x, w, b, pre, y); });
         return;
@@ -213,7 +213,7 @@ class Suite {
       Tensor tokens = ops.empty({b, s}, DType::i32), dout = ops.zeros({b, s, h});
       Tensor dwte = ops.zeros({vt, h}, DType::f32);
       ops.upload_i32(ids.data(), tokens);
-      Timer timer(ops, opt_.device == "cuda" ? 256u << 20 : 32u << 20);
+      Timer timer(ops, opt_.device == Device::cuda ? 256u << 20 : 32u << 20);
       const double bytes = x_.e * dbl(b * s * h) + 8 * dbl(std::min(b * s, vt) * h);
       timer.run(st, {0, bytes, "memory"}, peak_, [&] { ops.embedding_backward(tokens, dout, 0, dwte); });
     })->Args({x_.b, x_.s, x_.h, x_.vt})->ArgNames({"b", "s", "h", "Vt"})->UseManualTime()->Unit(benchmark::kMillisecond);
@@ -284,7 +284,7 @@ void Suite::layer(bool deterministic) {
       LayerActs acts;
       Tensor y = layer.forward(x, acts, true);
       const double fwd = layer_forward_flops(cfg_.model, dbl(x_.b)) / x_.t;
-      Timer timer(ops, opt_.device == "cuda" ? 256u << 20 : 32u << 20);
+      Timer timer(ops, opt_.device == Device::cuda ? 256u << 20 : 32u << 20);
       timer.run(st, {backward ? 2 * fwd : fwd, 0, "layer"}, peak_, [&] {
         if (!backward) y = layer.forward(x, acts, true);
         else layer.backward(y, acts);

@@ -31,7 +31,7 @@ void BM_AllPaperExperiments(benchmark::State& state) {
   for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(PTDP_SOURCE_DIR) / "sweeps"))
     if (e.path().extension() == ".json") {
       auto s = ptdp::load_sweep(e.path(), ptdp::default_machines_dir(), &reference);
-      if (!s.reference.empty() && s.mode != "measure") sweeps.push_back(std::move(s));
+      if (!s.reference.empty() && s.mode != ptdp::SweepMode::measure) sweeps.push_back(std::move(s));
     }
   for (auto _ : state)
     for (const auto& s : sweeps) benchmark::DoNotOptimize(ptdp::check_against_paper(s, nullptr).mean_abs_error);

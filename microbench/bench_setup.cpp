@@ -41,14 +41,17 @@ Options take_options(int& argc, char** argv) {
   Options o;
   int out = 1;
   for (int i = 1; i < argc; ++i) {
-    if (auto v = value_of("--device", i, argc, argv)) o.device = *v;
+    if (auto v = value_of("--device", i, argc, argv)) {
+      if (const auto d = device_from_name(*v)) o.device = *d;
+      else refuse("--device=" + *v + " is not a device (cpu or cuda)");
+    }
     else if (auto c = value_of("--config", i, argc, argv)) o.config = *c;
     else if (auto m = value_of("--machine", i, argc, argv)) o.machine = *m;
     else if (auto b = value_of("--max-bytes", i, argc, argv)) o.max_bytes = std::atoll(b->c_str());
     else argv[out++] = argv[i];
   }
   argc = out;
-  if (const std::string why = device_unavailable(o.device); !why.empty()) refuse("--device=" + o.device + ": " + why);
+  if (const std::string why = device_unavailable(o.device); !why.empty()) refuse("--device=" + device_name(o.device) + ": " + why);
   if (o.max_bytes < 8) refuse("--max-bytes must be at least 8");
   return o;
 }
@@ -60,25 +63,25 @@ Config shapes_config(const Options& o) {
       c = load_config(o.config, default_machines_dir());
       const ConfigErrors errors = validate(c);
       if (!errors.empty()) refuse(errors.front().field + ": " + errors.front().message);
-    } else if (o.device == "cpu") {
+    } else if (o.device == Device::cpu) {
       c.model = {2, 256, 4, 128, 1024, 0, 0};
       c.plan.micro_batch = 2, c.plan.global_batch = 2, c.plan.precision = Precision::fp32;
       c.machine = load_machine("cpu-host", default_machines_dir());
     } else {
       c.model = {24, 2048, 16, 2048, 51200, 0, 0};
       c.plan.micro_batch = 1, c.plan.global_batch = 1, c.plan.precision = Precision::bf16;
-      c.plan.attention = attention_unavailable("cuda", Attention::flash).empty() ? Attention::flash : Attention::unfused;
+      c.plan.attention = attention_unavailable(Device::cuda, Attention::flash).empty() ? Attention::flash : Attention::unfused;
       c.machine = load_machine("h100-80gb", default_machines_dir());
     }
     if (!o.machine.empty()) c.machine = load_machine(o.machine, default_machines_dir());
   } catch (const ConfigRefused& e) {
     refuse(e.errors().front().field + ": " + e.errors().front().message);
   }
-  if (o.device == "cpu") c.plan.precision = Precision::fp32;  // the CPU backend is fp32
-  if (o.device == "cuda" && c.plan.precision == Precision::fp32) c.plan.precision = Precision::bf16;
+  if (o.device == Device::cpu) c.plan.precision = Precision::fp32;  // the CPU backend is fp32
+  if (o.device == Device::cuda && c.plan.precision == Precision::fp32) c.plan.precision = Precision::bf16;
   const std::int64_t head_dim = c.model.heads > 0 ? c.model.hidden / c.model.heads : 0;
   if (const std::string why = attention_unavailable(o.device, c.plan.attention, head_dim);
-      o.device == "cuda" && !why.empty())
+      o.device == Device::cuda && !why.empty())
     refuse("plan.attention: " + why);
   return c;
 }
@@ -86,8 +89,8 @@ Config shapes_config(const Options& o) {
 double peak_flops(const Config& cfg) { return cfg.machine.peak_for(to_string(cfg.plan.precision)) * 1e12; }
 
 void add_context(const Options& o, const Config& cfg, const nlohmann::json& info, const std::string& mpi) {
-  benchmark::AddCustomContext("ptdp_device", o.device);
-  benchmark::AddCustomContext("ptdp_hardware", o.device == "cuda" ? info.value("gpu", "?") : cpu_model());
+  benchmark::AddCustomContext("ptdp_device", device_name(o.device));
+  benchmark::AddCustomContext("ptdp_hardware", o.device == Device::cuda ? info.value("gpu", "?") : cpu_model());
   for (const char* key : {"driver", "cuda_runtime", "cublaslt", "nccl"})
     if (info.contains(key)) benchmark::AddCustomContext(std::string("ptdp_") + key, info[key].get<std::string>());
   benchmark::AddCustomContext("ptdp_mpi", mpi);

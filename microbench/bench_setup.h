@@ -11,7 +11,7 @@
 namespace ptdp::bench {
 
 struct Options {
-  std::string device = "cpu";  // cpu | cuda
+  Device device = Device::cpu;  // --device cpu | cuda
   std::string config;          // shapes of this config (and its machine's peak)
   std::string machine;         // profile whose peak the counters use (default: the config's, else cpu-host / h100-80gb)
   std::int64_t max_bytes = 1 << 30;  // largest collective message

@@ -1,6 +1,7 @@
 // One run's configuration: model, plan, machine, optimizer; JSON in and out,
 // and validation that names every broken rule with its field.
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -30,10 +31,19 @@ struct Config {
   OptimizerConfig optimizer;
 };
 
-// One broken rule: the field it concerns ("plan.tp") and a sentence naming the rule.
+// What kind of problem a ConfigError is: callers branch on this, never on the text.
+enum class ConfigErrorKind : std::uint8_t {
+  unknown_field,  // a key no reader asked for
+  missing,        // a required key is absent
+  type,           // wrong JSON type, or a value outside its type (negative count, bad spelling)
+  rule,           // a well-typed value breaks a rule (divisibility, memory, compatibility)
+};
+
+// One broken rule: the field it concerns ("plan.tp"), a sentence naming the rule, and its kind.
 struct ConfigError {
   std::string field;
   std::string message;
+  ConfigErrorKind kind = ConfigErrorKind::rule;
 };
 using ConfigErrors = std::vector<ConfigError>;
 

@@ -126,7 +126,7 @@ Config config_from_json(const json& j, const std::filesystem::path& machines_dir
   read_optimizer(top, c.optimizer, errors);
   const json* machine = top.value("machine");
   if (machine == nullptr) {
-    top.error("machine", "machine is missing (a profile name or an object)");
+    top.error("machine", "machine is missing (a profile name or an object)", ConfigErrorKind::missing);
   } else if (machine->is_string()) {
     try {
       c.machine = load_machine(machine->get<std::string>(), machines_dir);
@@ -140,7 +140,8 @@ Config config_from_json(const json& j, const std::filesystem::path& machines_dir
       errors.insert(errors.end(), e.errors().begin(), e.errors().end());
     }
   } else {
-    top.error("machine", "machine must be a profile name or an object (got " + machine->dump() + ")");
+    top.error("machine", "machine must be a profile name or an object (got " + machine->dump() + ")",
+              ConfigErrorKind::type);
   }
   top.reject_unknown();
   if (!errors.empty()) throw ConfigRefused(std::move(errors));

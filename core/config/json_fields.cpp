@@ -10,11 +10,11 @@ using nlohmann::json;
 JsonFields::JsonFields(const json& object, std::string path, ConfigErrors& errors)
     : object_(object), path_(std::move(path)), errors_(errors), is_object_(object.is_object()) {
   if (!is_object_) error(path_.empty() ? "(top level)" : path_, (path_.empty() ? "the config" : path_) +
-                                                                  " must be a JSON object");
+                                                                  " must be a JSON object", ConfigErrorKind::type);
 }
 
-void JsonFields::error(const std::string& field_name, const std::string& message) {
-  errors_.push_back({field_name, message});
+void JsonFields::error(const std::string& field_name, const std::string& message, ConfigErrorKind kind) {
+  errors_.push_back({field_name, message, kind});
 }
 
 const json* JsonFields::find(const char* key, bool required) {
@@ -22,7 +22,7 @@ const json* JsonFields::find(const char* key, bool required) {
   if (!is_object_) return nullptr;
   auto it = object_.find(key);
   if (it == object_.end()) {
-    if (required) error(field(key), field(key) + " is missing");
+    if (required) error(field(key), field(key) + " is missing", ConfigErrorKind::missing);
     return nullptr;
   }
   return &*it;
@@ -86,7 +86,7 @@ bool JsonFields::read(const char* key, T& out, bool required) {
   if (v == nullptr) return !required;
   auto why = convert(*v, out);
   if (why.empty()) return true;
-  error(field(key), field(key) + " " + why + " (got " + v->dump() + ")");
+  error(field(key), field(key) + " " + why + " (got " + v->dump() + ")", ConfigErrorKind::type);
   return false;
 }
 
@@ -110,7 +110,7 @@ bool JsonFields::optional(const char* key, std::map<std::string, std::string>& o
 const json* JsonFields::object(const char* key, bool required) {
   const json* v = find(key, required);
   if (v != nullptr && !v->is_object()) {
-    error(field(key), field(key) + " must be a JSON object (got " + v->dump() + ")");
+    error(field(key), field(key) + " must be a JSON object (got " + v->dump() + ")", ConfigErrorKind::type);
     return nullptr;
   }
   return v;
@@ -119,7 +119,7 @@ const json* JsonFields::object(const char* key, bool required) {
 void JsonFields::reject_unknown() {
   if (!is_object_) return;
   for (const auto& [key, value] : object_.items())
-    if (!known_.count(key)) error(field(key.c_str()), field(key.c_str()) + " is not a known field");
+    if (!known_.count(key)) error(field(key.c_str()), field(key.c_str()) + " is not a known field", ConfigErrorKind::unknown_field);
 }
 
 }  // namespace ptdp

@@ -46,7 +46,8 @@ class JsonFields {
   void reject_unknown();
 
   std::string field(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
-  void error(const std::string& field, const std::string& message);
+  void error(const std::string& field, const std::string& message,
+             ConfigErrorKind kind = ConfigErrorKind::rule);
 
  private:
   const nlohmann::json* find(const char* key, bool required);
@@ -68,7 +69,7 @@ bool JsonFields::optional_enum(const char* key, E& out, const std::map<std::stri
   if (it == names.end()) {
     std::string list;
     for (const auto& [name, value] : names) list += (list.empty() ? "" : ", ") + name;
-    error(field(key), field(key) + "=\"" + text + "\" is not one of: " + list);
+    error(field(key), field(key) + "=\"" + text + "\" is not one of: " + list, ConfigErrorKind::type);
     return false;
   }
   out = it->second;

@@ -6,6 +6,8 @@
 #include <map>
 #include <string>
 
+#include "core/tensor/dtype.h"
+
 namespace ptdp {
 
 struct Link {
@@ -31,6 +33,7 @@ struct Efficiency {
 
 struct Machine {
   std::string name;                           // profile name, e.g. "a100-80gb"
+  Device device = Device::cuda;               // what runs the kernels: "cpu" or "cuda" in JSON
   std::string gpu;                            // device model, e.g. "NVIDIA A100-SXM4-80GB"
   int gpus_per_node = 1;                      // devices sharing the intra-node link
   std::int64_t memory_bytes = 0;              // device memory per GPU

@@ -60,6 +60,7 @@ Machine machine_from_json(const json& j, const std::string& where) {
   Machine m;
   JsonFields f(j, where, errors);
   f.required("name", m.name);
+  f.optional_enum("device", m.device, {{"cpu", Device::cpu}, {"cuda", Device::cuda}});
   f.optional("gpu", m.gpu);
   f.optional("gpus_per_node", m.gpus_per_node);
   f.optional("memory_bytes", m.memory_bytes);
@@ -77,6 +78,7 @@ Machine machine_from_json(const json& j, const std::string& where) {
 
 json to_json(const Machine& m) {
   json j = {{"name", m.name},
+            {"device", device_name(m.device)},
             {"gpu", m.gpu},
             {"gpus_per_node", m.gpus_per_node},
             {"memory_bytes", m.memory_bytes},

@@ -61,20 +61,21 @@ int cuda_devices() {
 #endif
 }
 
-std::string device_unavailable(const std::string& device) {
-  if (device == "cpu") return "";
+std::string device_unavailable(Device device) {
 #ifdef PTDP_HAVE_NCCL
-  if (device == "cuda") return "";
+  (void)device;
+  return "";
+#else
+  if (device == Device::cpu) return "";
+  return "this build has no CUDA backend (CUDA and NCCL were not found at configure time)";
 #endif
-  if (device == "cuda") return "this build has no CUDA backend (CUDA and NCCL were not found at configure time)";
-  return "is not a device (cpu or cuda)";
 }
 
-std::string attention_unavailable(const std::string& device, Attention attention, std::int64_t head_dim) {
+std::string attention_unavailable(Device device, Attention attention, std::int64_t head_dim) {
   if (attention != Attention::flash) return "";
-  if (device == "cpu") return "plan.attention=\"flash\" needs --device cuda; the CPU backend runs the unfused path";
+  if (device == Device::cpu) return "plan.attention=\"flash\" needs --device cuda; the CPU backend runs the unfused path";
 #ifndef PTDP_HAVE_CUDNN
-  if (device == "cuda")
+  if (device == Device::cuda)
     return "plan.attention=\"flash\" runs cuDNN's fused attention, and this build has no cuDNN (install cuDNN and "
            "run scripts/setup.sh for its frontend, then reconfigure; or set \"attention\": \"unfused\")";
 #endif
@@ -85,17 +86,17 @@ std::string attention_unavailable(const std::string& device, Attention attention
   return "";
 }
 
-std::unique_ptr<Allocator> make_allocator(const std::string& device, int rank) {
+std::unique_ptr<Allocator> make_allocator(Device device, int rank) {
 #ifdef PTDP_HAVE_NCCL
-  if (device == "cuda") return std::make_unique<CudaPoolAllocator>(rank);
+  if (device == Device::cuda) return std::make_unique<CudaPoolAllocator>(rank);
 #endif
   (void)device;
   return std::make_unique<CpuAllocator>(rank);
 }
 
-std::unique_ptr<Ops> make_ops(const std::string& device, const Config& cfg, Allocator& alloc) {
+std::unique_ptr<Ops> make_ops(Device device, const Config& cfg, Allocator& alloc) {
 #ifdef PTDP_HAVE_NCCL
-  if (device == "cuda") {
+  if (device == Device::cuda) {
     return std::make_unique<CudaOps>(static_cast<CudaPoolAllocator&>(alloc), cuda_ops_options(cfg.plan, 60));
   }
 #endif
@@ -103,9 +104,9 @@ std::unique_ptr<Ops> make_ops(const std::string& device, const Config& cfg, Allo
   return std::make_unique<CpuOps>(alloc);
 }
 
-Backend make_backend(const std::string& device, const Config& cfg, Communicator& host, double timeout_s) {
+Backend make_backend(Device device, const Config& cfg, Communicator& host, double timeout_s) {
 #ifdef PTDP_HAVE_NCCL
-  if (device == "cuda") return cuda_backend(cfg, host, timeout_s);
+  if (device == Device::cuda) return cuda_backend(cfg, host, timeout_s);
 #endif
   (void)cfg, (void)timeout_s;
   return cpu_backend(host);

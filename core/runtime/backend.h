@@ -34,19 +34,19 @@ struct Backend {
 int cuda_devices();
 
 // Whether `device` can be used by this build, and the reason when not.
-std::string device_unavailable(const std::string& device);
+std::string device_unavailable(Device device);
 // Whether plan.attention can run on `device` in this build ("flash" needs CUDA
 // and cuDNN, and cuDNN a head dim that is a multiple of 8 up to 256; head_dim 0:
 // not checked), and the reason when not.
-std::string attention_unavailable(const std::string& device, Attention attention, std::int64_t head_dim = 0);
+std::string attention_unavailable(Device device, Attention attention, std::int64_t head_dim = 0);
 
-Backend make_backend(const std::string& device, const Config& cfg, Communicator& host, double timeout_s);
+Backend make_backend(Device device, const Config& cfg, Communicator& host, double timeout_s);
 
 // Ops of `device` for the plan's precision, fused-operator and attention
 // choices, on `alloc` (a CpuAllocator or CUDA allocator of the same device):
 // benchmarks compare variants side by side with it.
-std::unique_ptr<Ops> make_ops(const std::string& device, const Config& cfg, Allocator& alloc);
+std::unique_ptr<Ops> make_ops(Device device, const Config& cfg, Allocator& alloc);
 // A device allocator for `device` (the stream-ordered pool allocator on CUDA).
-std::unique_ptr<Allocator> make_allocator(const std::string& device, int rank);
+std::unique_ptr<Allocator> make_allocator(Device device, int rank);
 
 }  // namespace ptdp

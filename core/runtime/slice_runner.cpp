@@ -103,7 +103,7 @@ int heaviest_stage(const Config& cfg, const Calibration* calibration) {
 }
 
 SliceMeasurement measure_slice(const Config& cfg, const SliceOptions& options) {
-  std::unique_ptr<Allocator> alloc = options.device == "cpu" && options.cpu_memory_limit > 0
+  std::unique_ptr<Allocator> alloc = options.device == Device::cpu && options.cpu_memory_limit > 0
                                          ? std::make_unique<CpuAllocator>(0, options.cpu_memory_limit)
                                          : make_allocator(options.device, 0);
   std::unique_ptr<Ops> ops = make_ops(options.device, cfg, *alloc);
@@ -123,7 +123,7 @@ SliceMeasurement measure_slice(const Config& cfg, const SliceOptions& options) {
   m.timeline = trainer.last_timeline();
   m.iteration_s = mean(timed);
   m.peak_bytes = alloc->stats().peak_bytes;
-  m.backend = {{"device", options.device}, {"backend", ops->name()}};
+  m.backend = {{"device", device_name(options.device)}, {"backend", ops->name()}};
   per_chunk_costs(events, cfg.plan.virtual_stages, m);
   return m;
 }
@@ -169,7 +169,7 @@ nlohmann::json slice_result(const Config& cfg, const SliceOptions& options, cons
   const std::int64_t peak = *std::max_element(sp.rank_bytes.begin(), sp.rank_bytes.end());
   const std::int64_t available = cfg.machine.memory_bytes - cfg.machine.memory_reserved_bytes;
   r["slice"] = {{"stage", m.stage},
-                {"device", options.device},
+                {"device", device_name(options.device)},
                 {"backend", m.backend},
                 {"iterations", options.iterations},
                 {"warmup", options.warmup},
@@ -201,7 +201,7 @@ nlohmann::json slice_out_of_memory_result(const Config& cfg, const SliceOptions&
   nlohmann::json r = projection_result(cfg, proj, calibration);
   r["mode"] = "slice";
   r["projection"]["costs"] = "analytical model only: the measured stage ran out of memory on this device";
-  r["slice"] = {{"stage", options.stage}, {"device", options.device}, {"out_of_memory", why}};
+  r["slice"] = {{"stage", options.stage}, {"device", device_name(options.device)}, {"out_of_memory", why}};
   const std::int64_t available = cfg.machine.memory_bytes - cfg.machine.memory_reserved_bytes;
   r["metrics"]["memory_bytes"]["fits"] = false;
   r["does_not_fit"] = {{"peak_bytes", nullptr}, {"available_bytes", available}, {"pipeline_ranks", {options.stage}},

@@ -19,7 +19,7 @@
 namespace ptdp {
 
 struct SliceOptions {
-  std::string device = "cpu";  // "cpu" or "cuda", as make_backend takes it
+  Device device = Device::cpu;  // the backend the stage runs on
   int stage = 0;               // pipeline rank to run, in [0, p)
   int iterations = 3;          // warm-up included
   int warmup = 1;              // leading iterations left out of the means

@@ -32,9 +32,9 @@ ExperimentCheck check_against_paper(const Sweep& sweep, const Calibration* calib
   const auto t0 = std::chrono::steady_clock::now();
   for (const auto& point : sweep.points) {
     const PointOutcome o = project_point(sweep, point, calibration);
-    if (o.status == "does_not_fit") c.unfit.push_back(point.series + " " + point.label + ": " + o.reason);
-    if (o.status == "refused") c.refused.push_back(point.series + " " + point.label + ": " + o.reason);
-    if (!point.paper || *point.paper == 0 || o.status != "ok") continue;  // no relative error against 0
+    if (o.status == PointStatus::does_not_fit) c.unfit.push_back(point.series + " " + point.label + ": " + o.reason);
+    if (o.status == PointStatus::refused) c.refused.push_back(point.series + " " + point.label + ": " + o.reason);
+    if (!point.paper || *point.paper == 0 || o.status != PointStatus::ok) continue;  // no relative error against 0
     PointCheck p{point.series, point.label, o.status, *point.paper, *o.value, 0, o.result["plan"]};
     p.error = (p.projected - p.paper) / p.paper;
     c.points.push_back(p);

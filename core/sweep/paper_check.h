@@ -17,7 +17,8 @@ namespace ptdp {
 inline constexpr double kOrderingMargin = 0.05;
 
 struct PointCheck {
-  std::string series, label, status;
+  std::string series, label;
+  PointStatus status = PointStatus::ok;
   double paper = 0, projected = 0;
   double error = 0;  // (projected − paper) / paper
   nlohmann::json plan;

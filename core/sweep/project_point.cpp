@@ -35,7 +35,7 @@ PointOutcome project_point(const Sweep& sweep, const SweepPoint& point, const Ca
   PointOutcome out;
   const ConfigErrors errors = point.errors.empty() ? check_projectable(point.config) : point.errors;
   if (!errors.empty()) {
-    out.status = "refused";
+    out.status = PointStatus::refused;
     out.reason = errors.front().message;
     return out;
   }
@@ -60,12 +60,12 @@ PointOutcome project_point(const Sweep& sweep, const SweepPoint& point, const Ca
   if (!search.is_null()) out.result["search"] = search;
   out.result["sweep"] = sweep_tag(sweep, point);
   if (!proj.fits) {
-    out.status = "does_not_fit";
+    out.status = PointStatus::does_not_fit;
     out.reason = "needs " + std::to_string(proj.peak_bytes) + " bytes per GPU";
     return out;
   }
   out.value = metric_value(out.result, sweep.metric);
-  out.status = out.value ? "ok" : "failed";
+  out.status = out.value ? PointStatus::ok : PointStatus::failed;
   if (!out.value) out.reason = "the result has no metric \"" + sweep.metric + "\"";
   return out;
 }

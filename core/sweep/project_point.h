@@ -13,7 +13,7 @@
 namespace ptdp {
 
 struct PointOutcome {
-  std::string status;           // "ok", "does_not_fit", "refused", "failed"
+  PointStatus status = PointStatus::failed;  // ok, does_not_fit, refused or failed
   std::string reason;           // why, when not ok
   std::optional<double> value;  // the sweep's metric, when ok
   nlohmann::json result;        // the projected result (also for does_not_fit)

@@ -171,8 +171,8 @@ Sweep load_sweep(const std::filesystem::path& file, const std::filesystem::path&
   s.reproduces = j.value("reproduces", "");
   s.reference = j.value("reference", "");
   s.note = j.value("note", "");
-  s.mode = j.value("mode", "project");
-  if (s.mode != "project" && s.mode != "measure" && s.mode != "auto") r.fail("mode", "must be measure, project or auto");
+  if (const auto mode = sweep_mode_from_string(j.value("mode", "project"))) s.mode = *mode;
+  else r.fail("mode", "must be measure, project or auto");
   if (!j.contains("machine") || !j["machine"].is_string()) r.fail("machine", "must name a machine profile");
   else s.machine = j["machine"];
   if (!j.contains("base") || !j["base"].is_object()) r.fail("base", "must be an object {\"model\", \"plan\"}");
@@ -215,11 +215,51 @@ Sweep load_sweep(const std::filesystem::path& file, const std::filesystem::path&
   // A field the config does not know came from the sweep itself: the file is malformed.
   for (const auto& p : s.points)
     for (const auto& e : p.errors)
-      if (e.message.find("is not a known field") != std::string::npos)
+      if (e.kind == ConfigErrorKind::unknown_field)
         r.fail("point " + std::to_string(p.index), e.message);
   if (!r.problems.empty()) throw SweepRefused(r.problems);
   if (s.points.empty()) throw SweepRefused({file.string() + ": the grid is empty"});
   return s;
+}
+
+std::string to_string(SweepMode m) {
+  switch (m) {
+    case SweepMode::measure: return "measure";
+    case SweepMode::project: return "project";
+    case SweepMode::automatic: return "auto";
+  }
+  return "?";
+}
+
+std::optional<SweepMode> sweep_mode_from_string(const std::string& text) {
+  for (const SweepMode m : {SweepMode::measure, SweepMode::project, SweepMode::automatic})
+    if (to_string(m) == text) return m;
+  return std::nullopt;
+}
+
+std::string to_string(PointMode m) { return m == PointMode::measured ? "measured" : "projected"; }
+
+std::string to_string(PointStatus s) {
+  switch (s) {
+    case PointStatus::ok: return "ok";
+    case PointStatus::does_not_fit: return "does_not_fit";
+    case PointStatus::refused: return "refused";
+    case PointStatus::failed: return "failed";
+    case PointStatus::timeout: return "timeout";
+    case PointStatus::oom: return "oom";
+  }
+  return "?";
+}
+
+PointStatus point_status_from_string(const std::string& text) {
+  for (const PointStatus s : {PointStatus::ok, PointStatus::does_not_fit, PointStatus::refused, PointStatus::failed,
+                              PointStatus::timeout, PointStatus::oom})
+    if (to_string(s) == text) return s;
+  return PointStatus::failed;
+}
+
+bool is_failure(PointStatus s) {
+  return s == PointStatus::failed || s == PointStatus::timeout || s == PointStatus::oom;
 }
 
 json load_reference_experiments() {

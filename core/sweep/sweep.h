@@ -17,6 +17,7 @@
 // Templates "{plan.pp}" take the point's resolved value; "{point}" its index;
 // "{tag.series}" a value of a "tag.*" axis key (labels that are not config fields).
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -42,9 +43,28 @@ struct SweepPoint {
   nlohmann::json expect;        // acceptance bands {"metric": {"min": x, "max": y}}
 };
 
+// How a sweep runs its points: train each, project each, or measure what this
+// machine can hold and project the rest. JSON and --mode spell it measure | project | auto.
+enum class SweepMode : std::uint8_t { measure, project, automatic };
+std::string to_string(SweepMode m);
+std::optional<SweepMode> sweep_mode_from_string(const std::string& text);
+
+// How a point's value was obtained; JSON "measured" | "projected".
+enum class PointMode : std::uint8_t { measured, projected };
+std::string to_string(PointMode m);
+
+// How a point's run ended; JSON spells each as its name ("does_not_fit").
+enum class PointStatus : std::uint8_t { ok, does_not_fit, refused, failed, timeout, oom };
+std::string to_string(PointStatus s);
+// A status a `ptdp sweep-point` child wrote; failed for anything else.
+PointStatus point_status_from_string(const std::string& text);
+// Whether the runner counts the point as failed (not refused, not does_not_fit).
+bool is_failure(PointStatus s);
+
 struct Sweep {
   std::filesystem::path file;
-  std::string name, reproduces, reference, machine, mode, note;
+  std::string name, reproduces, reference, machine, note;
+  SweepMode mode = SweepMode::project;
   std::string metric = "model_tflops_per_gpu";  // what the paper's values measure
   std::vector<int> search_micro_batches;        // empty: fixed by the base or the point
   std::vector<int> search_virtual_stages;       // empty: fixed

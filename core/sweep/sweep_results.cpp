@@ -28,8 +28,8 @@ json header(const Sweep& s) {
 
 }  // namespace
 
-std::string point_key(const Sweep& sweep, const SweepPoint& point, const std::string& mode) {
-  return sweep.name + "#" + std::to_string(point.index) + ":" + mode + ":" + point.overrides.dump();
+std::string point_key(const Sweep& sweep, const SweepPoint& point, PointMode mode) {
+  return sweep.name + "#" + std::to_string(point.index) + ":" + to_string(mode) + ":" + point.overrides.dump();
 }
 
 std::optional<double> metric_value(const json& result, const std::string& metric) {
@@ -48,28 +48,37 @@ std::optional<double> metric_value(const json& result, const std::string& metric
   return node->get<double>();
 }
 
-json acceptance(const json& expect, const PointRun& run) {
-  if (!expect.is_object() || expect.empty()) return nullptr;
-  if (run.status != "ok") return "fail";
+Acceptance acceptance(const json& expect, const PointRun& run) {
+  if (!expect.is_object() || expect.empty()) return Acceptance::none;
+  if (run.status != PointStatus::ok) return Acceptance::fail;
   for (const auto& [metric, band] : expect.items()) {
     const auto v = metric_value(run.result, metric);
-    if (!v) return "fail";
-    if (band.contains("min") && *v < band["min"].get<double>()) return "fail";
-    if (band.contains("max") && *v > band["max"].get<double>()) return "fail";
+    if (!v) return Acceptance::fail;
+    if (band.contains("min") && *v < band["min"].get<double>()) return Acceptance::fail;
+    if (band.contains("max") && *v > band["max"].get<double>()) return Acceptance::fail;
   }
-  return "pass";
+  return Acceptance::pass;
 }
+
+namespace {
+
+json acceptance_json(Acceptance a) {
+  if (a == Acceptance::none) return nullptr;
+  return a == Acceptance::pass ? "pass" : "fail";
+}
+
+}  // namespace
 
 json point_record(const Sweep& sweep, const SweepPoint& point, const PointRun& run) {
   std::optional<double> value;
-  if (run.status == "ok") value = metric_value(run.result, sweep.metric);
+  if (run.status == PointStatus::ok) value = metric_value(run.result, sweep.metric);
   const json v = value ? json(*value) : json(nullptr);
   const bool comparable = value && point.paper && *point.paper != 0;
   const json error = comparable ? json((value.value_or(0) - *point.paper) / *point.paper) : json(nullptr);
   json r = {{"key", point_key(sweep, point, run.mode)},
             {"index", point.index},
-            {"mode", run.mode},
-            {"status", run.status},
+            {"mode", to_string(run.mode)},
+            {"status", to_string(run.status)},
             {"seconds", run.seconds},
             {"series", point.series},
             {"label", point.label},
@@ -79,7 +88,7 @@ json point_record(const Sweep& sweep, const SweepPoint& point, const PointRun& r
             {"paper", point.paper ? json(*point.paper) : json(nullptr)},
             {"error", error},
             {"expect", point.expect.empty() ? json(nullptr) : point.expect},
-            {"acceptance", acceptance(point.expect, run)},
+            {"acceptance", acceptance_json(acceptance(point.expect, run))},
             {"result", run.result}};
   if (!run.reason.empty()) r["reason"] = run.reason;
   return r;

@@ -14,23 +14,26 @@ namespace ptdp {
 
 inline constexpr const char* kSweepResultsSchema = "ptdp.sweep-results/1";
 
+// A point's result against its expect bands; JSON "pass" | "fail", null for none.
+enum class Acceptance : std::uint8_t { none, pass, fail };
+
 // What a point's run produced, before it becomes a record.
 struct PointRun {
-  std::string mode;    // "measured" or "projected"
-  std::string status;  // ok, does_not_fit, refused, failed, timeout, oom
+  PointMode mode = PointMode::projected;
+  PointStatus status = PointStatus::failed;
   std::string reason;
   double seconds = 0;
   nlohmann::json result;  // a ptdp.result/1 object, or null
 };
 
 // Unique per (sweep, point, mode): name#index:mode:overrides.
-std::string point_key(const Sweep& sweep, const SweepPoint& point, const std::string& mode);
+std::string point_key(const Sweep& sweep, const SweepPoint& point, PointMode mode);
 
 // The value of a metric path ("model_tflops_per_gpu", "bubble.analytical") in result.metrics.
 std::optional<double> metric_value(const nlohmann::json& result, const std::string& metric);
 
-// "pass"/"fail" against the point's expect bands, or null without bands.
-nlohmann::json acceptance(const nlohmann::json& expect, const PointRun& run);
+// The run against the point's expect bands (none without bands).
+Acceptance acceptance(const nlohmann::json& expect, const PointRun& run);
 
 // One record of the results file.
 nlohmann::json point_record(const Sweep& sweep, const SweepPoint& point, const PointRun& run);

@@ -25,4 +25,10 @@ std::string dtype_name(DType t) {
 
 std::string device_name(Device d) { return d == Device::cpu ? "cpu" : "cuda"; }
 
+std::optional<Device> device_from_name(const std::string& name) {
+  for (const Device d : {Device::cpu, Device::cuda})
+    if (device_name(d) == name) return d;
+  return std::nullopt;
+}
+
 }  // namespace ptdp

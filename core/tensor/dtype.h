@@ -2,6 +2,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace ptdp {
@@ -11,6 +12,7 @@ enum class Device : std::uint8_t { cpu, cuda };
 
 std::size_t dtype_size(DType t);
 std::string dtype_name(DType t);
-std::string device_name(Device d);
+std::string device_name(Device d);  // "cpu" | "cuda", as --device and machine profiles spell it
+std::optional<Device> device_from_name(const std::string& name);
 
 }  // namespace ptdp

@@ -36,7 +36,7 @@ Config small_gpt(Precision precision) {
   c.plan.micro_batch = 16;  // 1024 tokens per micro-batch over 256 token ids
   c.plan.global_batch = 32;  // 2 micro-batches: gradients accumulate too
   c.plan.precision = precision;
-  c.plan.attention = attention_unavailable("cuda", Attention::flash, c.model.head_dim()).empty() ? Attention::flash
+  c.plan.attention = attention_unavailable(Device::cuda, Attention::flash, c.model.head_dim()).empty() ? Attention::flash
                                                                                                    : Attention::unfused;
   c.plan.deterministic = true;
   c.optimizer.lr = 3e-3;

@@ -13,18 +13,18 @@ namespace ptdp {
 namespace {
 
 TEST(AttentionAvailability, UnfusedRunsOnEveryDevice) {
-  EXPECT_EQ(attention_unavailable("cpu", Attention::unfused), "");
-  EXPECT_EQ(attention_unavailable("cuda", Attention::unfused), "");
+  EXPECT_EQ(attention_unavailable(Device::cpu, Attention::unfused), "");
+  EXPECT_EQ(attention_unavailable(Device::cuda, Attention::unfused), "");
 }
 
 TEST(AttentionAvailability, FlashIsRefusedOnTheCpu) {
-  const std::string why = attention_unavailable("cpu", Attention::flash);
+  const std::string why = attention_unavailable(Device::cpu, Attention::flash);
   EXPECT_NE(why.find("plan.attention"), std::string::npos) << why;
   EXPECT_NE(why.find("--device cuda"), std::string::npos) << why;
 }
 
 TEST(AttentionAvailability, FlashOnCudaNeedsCudnn) {
-  const std::string why = attention_unavailable("cuda", Attention::flash);
+  const std::string why = attention_unavailable(Device::cuda, Attention::flash);
 #ifdef PTDP_HAVE_CUDNN
   EXPECT_EQ(why, "");
 #else
@@ -34,13 +34,13 @@ TEST(AttentionAvailability, FlashOnCudaNeedsCudnn) {
 }
 
 TEST(AttentionAvailability, FlashOnCudaNeedsAHeadDimCudnnTakes) {
-  for (const std::int64_t d : {64, 80, 128, 256}) EXPECT_EQ(attention_unavailable("cuda", Attention::flash, d) == "",
-                                                             attention_unavailable("cuda", Attention::flash) == "");
+  for (const std::int64_t d : {64, 80, 128, 256}) EXPECT_EQ(attention_unavailable(Device::cuda, Attention::flash, d) == "",
+                                                             attention_unavailable(Device::cuda, Attention::flash) == "");
   for (const std::int64_t d : {20, 100, 264}) {
-    const std::string why = attention_unavailable("cuda", Attention::flash, d);
+    const std::string why = attention_unavailable(Device::cuda, Attention::flash, d);
     EXPECT_NE(why.find("plan.attention"), std::string::npos) << d << ": " << why;
   }
-  EXPECT_EQ(attention_unavailable("cuda", Attention::unfused, 20), "");
+  EXPECT_EQ(attention_unavailable(Device::cuda, Attention::unfused, 20), "");
 }
 
 }  // namespace

@@ -9,12 +9,15 @@ namespace {
 
 using test::ScratchDir;
 
+// `ptdp train` of the tiny config in `dir` with `options`.
+test::Run train_tiny(const ScratchDir& dir, const std::string& options) {
+  const auto config = dir.write("tiny.json", test::tiny_config_json().dump());
+  return test::run_command(test::ptdp_cli() + " train --config " + config.string() + " " + options, dir);
+}
+
 TEST(CliTrain, WritesAMeasuredResultWithFallingLoss) {
   ScratchDir dir("train");
-  const auto config = dir.write("tiny.json", test::tiny_config_json().dump());
-  const auto r = test::run_command(test::ptdp_cli() + " train --config " + config.string() +
-                                       " --iterations 20 --warmup 2 --out r.json --trace t.json",
-                                   dir);
+  const auto r = train_tiny(dir, "--iterations 20 --warmup 2 --out r.json --trace t.json");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("iter   20/20"), std::string::npos) << r.out;
   const auto j = nlohmann::json::parse(test::read_file(dir.path() / "r.json"));
@@ -107,6 +110,16 @@ TEST(CliTrain, TrainsOnATextFileAsBytes) {
       test::ptdp_cli() + " train --config " + small.string() + " --data " + data.string(), dir);
   EXPECT_EQ(refused.status, 2);
   EXPECT_NE(refused.err.find("model.vocab"), std::string::npos) << refused.err;
+}
+
+// The sweep runner records "oom" from this exit status alone (no log text), so
+// an out-of-memory must end `ptdp train` with it and write no result.
+TEST(CliTrain, OutOfMemoryExitsWithItsOwnStatus) {
+  ScratchDir dir("oom");
+  const auto r = train_tiny(dir, "--iterations 3 --fault oom:0:1 --out r.json");
+  EXPECT_EQ(r.status, 4) << r.err;
+  EXPECT_NE(r.err.find("out of memory"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "r.json"));
 }
 
 }  // namespace

@@ -181,3 +181,44 @@ TEST(Config, OptimizerRangesAreChecked) {
 
 }  // namespace
 }  // namespace ptdp
+
+namespace ptdp {
+namespace {
+
+// Callers (the sweep loader) branch on the kind, so each reader error must carry the right one.
+TEST(Config, ErrorsCarryTheirKind) {
+  json j = tiny();
+  j["plan"]["tpp"] = 1;        // unknown
+  j["model"].erase("layers");  // missing
+  j["plan"]["tp"] = "two";     // wrong type
+  const ConfigErrors e = problems(j);
+  const auto kind_of = [&](const std::string& field) {
+    for (const auto& x : e)
+      if (x.field == field) return x.kind;
+    ADD_FAILURE() << "no error names " << field << "\n" << dump(e);
+    return ConfigErrorKind::rule;
+  };
+  EXPECT_EQ(kind_of("plan.tpp"), ConfigErrorKind::unknown_field);
+  EXPECT_EQ(kind_of("model.layers"), ConfigErrorKind::missing);
+  EXPECT_EQ(kind_of("plan.tp"), ConfigErrorKind::type);
+}
+
+TEST(Config, MachineNamesItsDeviceKind) {
+  EXPECT_EQ(load_machine("cpu-host", machines()).device, Device::cpu);
+  EXPECT_EQ(load_machine("a100-80gb", machines()).device, Device::cuda);
+  json m = to_json(load_machine("cpu-host", machines()));
+  EXPECT_EQ(m["device"], "cpu");
+  EXPECT_EQ(machine_from_json(m, "machine").device, Device::cpu);
+  m["device"] = "tpu";
+  try {
+    machine_from_json(m, "machine");
+    ADD_FAILURE() << "device \"tpu\" was accepted";
+  } catch (const ConfigRefused& e) {
+    ASSERT_EQ(e.errors().size(), 1u);
+    EXPECT_EQ(e.errors()[0].field, "machine.device");
+    EXPECT_EQ(e.errors()[0].kind, ConfigErrorKind::type);
+  }
+}
+
+}  // namespace
+}  // namespace ptdp

@@ -128,3 +128,25 @@ TEST(Sweep, EveryShippedSweepLoads) {
 
 }  // namespace
 }  // namespace ptdp
+
+namespace ptdp {
+namespace {
+
+TEST(Sweep, ModesAndStatusesKeepTheirJsonSpellings) {
+  for (const SweepMode m : {SweepMode::measure, SweepMode::project, SweepMode::automatic})
+    EXPECT_EQ(sweep_mode_from_string(to_string(m)), m);
+  EXPECT_EQ(to_string(SweepMode::automatic), "auto");
+  EXPECT_FALSE(sweep_mode_from_string("measured"));
+  EXPECT_EQ(to_string(PointMode::measured), "measured");
+  EXPECT_EQ(to_string(PointMode::projected), "projected");
+  for (const PointStatus s : {PointStatus::ok, PointStatus::does_not_fit, PointStatus::refused, PointStatus::failed,
+                              PointStatus::timeout, PointStatus::oom})
+    EXPECT_EQ(point_status_from_string(to_string(s)), s);
+  EXPECT_EQ(to_string(PointStatus::does_not_fit), "does_not_fit");
+  EXPECT_EQ(point_status_from_string("garbled"), PointStatus::failed);
+  EXPECT_TRUE(is_failure(PointStatus::oom));
+  EXPECT_FALSE(is_failure(PointStatus::does_not_fit));
+}
+
+}  // namespace
+}  // namespace ptdp
