@@ -101,13 +101,8 @@ class OrderRun {
 
   std::string stuck_reason(int rank) const {
     const Instr& in = current(rank);
-    std::string why = "rank " + std::to_string(rank) + " stuck at " + to_string(in) + " (instruction " +
-                      std::to_string(pc_[idx(rank)]) + " of " + std::to_string(programs_[idx(rank)].size()) + ")";
-    if (is_recv(in.op))
-      why += ", waiting for message " + std::to_string(received_[channel(in.peer, rank)]) + " from rank " +
-             std::to_string(in.peer);
-    if (in.op == Op::reduce_tied) why += ", waiting for its partner's reduce_tied";
-    return why;
+    const std::size_t received = is_recv(in.op) ? received_[channel(in.peer, rank)] : 0;
+    return ptdp::stuck_reason(rank, in, pc_[idx(rank)], programs_[idx(rank)].size(), received);
   }
 
   const std::vector<Program>& programs_;
@@ -178,6 +173,15 @@ Pipeline build(const std::vector<Program>& pipeline) {
 }
 
 }  // namespace
+
+std::string stuck_reason(int rank, const Instr& in, std::size_t pc, std::size_t n, std::size_t received) {
+  std::string why = "rank " + std::to_string(rank) + " stuck at " + to_string(in) + " (instruction " +
+                    std::to_string(pc) + " of " + std::to_string(n) + ")";
+  if (is_recv(in.op))
+    why += ", waiting for message " + std::to_string(received) + " from rank " + std::to_string(in.peer);
+  if (in.op == Op::reduce_tied) why += ", waiting for its partner's reduce_tied";
+  return why;
+}
 
 std::string order_deadlock(const std::vector<Program>& programs) { return OrderRun(programs).run(); }
 

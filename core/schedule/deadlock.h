@@ -29,6 +29,11 @@ void run_until_stuck(int ranks, const std::function<bool(int rank)>& advance);
 // to is the one the receive belongs to (p ranks; the peers are not compared).
 bool messages_match(int p, int src, const Instr& send, int dst, const Instr& recv);
 
+// Why `rank` cannot move: "rank r stuck at INSTR (instruction pc of n)", and
+// for a receive the message it waits for (`received` messages of that channel
+// arrived so far), for reduce_tied its partner. Shared by every run of the lists.
+std::string stuck_reason(int rank, const Instr& in, std::size_t pc, std::size_t n, std::size_t received);
+
 // Runs one pipeline's programs (index = pipeline rank) instruction by
 // instruction, the k-th send from a to b matching the k-th receive on b from a.
 // "" when every rank finishes; else "pipeline deadlock: rank r stuck at ..."

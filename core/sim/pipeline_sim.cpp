@@ -161,13 +161,9 @@ class PipelineSim {
 
   std::string stuck_reason(int rank) const {
     const Instr& instr = current(rank);
-    std::string why = "rank " + std::to_string(rank) + " stuck at " + to_string(instr) + " (instruction " +
-                      std::to_string(pc_[idx(rank)]) + " of " + std::to_string(programs_[idx(rank)].size()) + ")";
-    if (is_recv(instr.op))
-      why += ", waiting for message " + std::to_string(channels_[idx(instr.peer) * idx(p_) + idx(rank)].received) +
-             " from rank " + std::to_string(instr.peer);
-    if (instr.op == Op::reduce_tied) why += ", waiting for its partner's reduce_tied";
-    return why;
+    const std::size_t received =
+        is_recv(instr.op) ? channels_[idx(instr.peer) * idx(p_) + idx(rank)].received : 0;
+    return ptdp::stuck_reason(rank, instr, pc_[idx(rank)], programs_[idx(rank)].size(), received);
   }
 
   void throw_if_stuck() const {
