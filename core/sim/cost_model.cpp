@@ -100,17 +100,20 @@ double CostModel::transfer(int src, int dst) const {
 
 PipelineCosts CostModel::pipeline_costs() const {
   PipelineCosts c;
-  c.duration = [this](int rank, const Instr& in) {
-    switch (in.op) {
-      case Op::forward: return forward(rank, in.chunk).total();
-      case Op::backward: return backward(rank, in.chunk).total();
-      case Op::send_forward: case Op::send_backward: return transfer(rank, in.peer);
-      case Op::reduce_tied: return tied_reduce();
-      case Op::reduce_grads: return dp_reduce(rank);
-      case Op::optimizer_step: return optimizer(rank);
-      default: return 0.0;
-    }
-  };
+  // One entry per Op (instruction.h's order); receives cost nothing here: the
+  // transfer is priced on the sending side, the wait is the simulator's.
+  using Cost = double (*)(const CostModel&, int rank, const Instr&);
+  static constexpr OpTable<Cost> kCost = op_table<Cost>(
+      [](const CostModel&, int, const Instr&) { return 0.0; },                                // recv_forward
+      [](const CostModel& m, int r, const Instr& in) { return m.forward(r, in.chunk).total(); },   // forward
+      [](const CostModel& m, int r, const Instr& in) { return m.transfer(r, in.peer); },          // send_forward
+      [](const CostModel&, int, const Instr&) { return 0.0; },                                // recv_backward
+      [](const CostModel& m, int r, const Instr& in) { return m.backward(r, in.chunk).total(); },  // backward
+      [](const CostModel& m, int r, const Instr& in) { return m.transfer(r, in.peer); },          // send_backward
+      [](const CostModel& m, int, const Instr&) { return m.tied_reduce(); },                  // reduce_tied
+      [](const CostModel& m, int r, const Instr&) { return m.dp_reduce(r); },                 // reduce_grads
+      [](const CostModel& m, int r, const Instr&) { return m.optimizer(r); });                // optimizer_step
+  c.duration = [this](int rank, const Instr& in) { return kCost[op_index(in.op)](*this, rank, in); };
   c.transfer = [this](int src, int dst, const Instr&) { return transfer(src, dst); };
   return c;
 }
