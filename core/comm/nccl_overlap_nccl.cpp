@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/comm/nccl_communicator.h"
+#include "core/kernels/cuda/cuda_query.h"
 
 namespace ptdp {
 
@@ -28,10 +29,9 @@ class NcclReduceRequest final : public Request {
     waited_ = true;
   }
   bool test() override {
-    const cudaError_t e = cudaEventQuery(done_);
-    if (e == cudaSuccess) return true;
-    if (e != cudaErrorNotReady) PTDP_CUDA_CHECK(e);
-    (void)cudaGetLastError();  // "not ready" is no error: keep it from the next launch check
+    const QueryResult q = cuda::read_event(done_);  // clears "not ready" from the error slot
+    if (q.state == QueryState::ready) return true;
+    if (q.state == QueryState::failed) PTDP_CUDA_CHECK(q.error);
     owner_.check_async({owner_.comm_}, "overlapped all-reduce");
     return false;
   }

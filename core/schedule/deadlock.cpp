@@ -33,8 +33,6 @@ std::size_t transfer_step_end(const Program& program, std::size_t begin) {
 
 namespace {
 
-std::string where(int rank, const Instr& instr) { return to_string(instr) + " on rank " + std::to_string(rank); }
-
 // The instruction-by-instruction run: sends never block, a receive takes the
 // next message of its channel, reduce_tied meets its partner.
 class OrderRun {
@@ -86,9 +84,7 @@ class OrderRun {
 
   // The tied-embedding reduction of ranks 0 and p−1: whoever comes first waits.
   bool meet_tied(int rank) {
-    if (rank != 0 && rank != p_ - 1)
-      throw std::logic_error(where(rank, current(rank)) + ": only ranks 0 and p-1 hold tied embeddings");
-    const int partner = rank == 0 ? p_ - 1 : 0;
+    const int partner = tied_partner(p_, rank, current(rank));
     if (!waiting_tied_[idx(partner)]) {
       waiting_tied_[idx(rank)] = 1;
       return false;
@@ -173,6 +169,14 @@ Pipeline build(const std::vector<Program>& pipeline) {
 }
 
 }  // namespace
+
+std::string where(int rank, const Instr& instr) { return to_string(instr) + " on rank " + std::to_string(rank); }
+
+int tied_partner(int p, int rank, const Instr& at) {
+  if (rank != 0 && rank != p - 1)
+    throw std::logic_error(where(rank, at) + ": only ranks 0 and p-1 hold tied embeddings");
+  return rank == 0 ? p - 1 : 0;
+}
 
 std::string stuck_reason(int rank, const Instr& in, std::size_t pc, std::size_t n, std::size_t received) {
   std::string why = "rank " + std::to_string(rank) + " stuck at " + to_string(in) + " (instruction " +

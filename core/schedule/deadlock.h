@@ -29,6 +29,13 @@ void run_until_stuck(int ranks, const std::function<bool(int rank)>& advance);
 // to is the one the receive belongs to (p ranks; the peers are not compared).
 bool messages_match(int p, int src, const Instr& send, int dst, const Instr& recv);
 
+// "INSTR on rank r", the place named in every message about the lists.
+std::string where(int rank, const Instr& instr);
+
+// The other holder of the tied embedding (ranks 0 and p−1) for `rank` at
+// reduce_tied `at`; a logic_error when `rank` holds none.
+int tied_partner(int p, int rank, const Instr& at);
+
 // Why `rank` cannot move: "rank r stuck at INSTR (instruction pc of n)", and
 // for a receive the message it waits for (`received` messages of that channel
 // arrived so far), for reduce_tied its partner. Shared by every run of the lists.

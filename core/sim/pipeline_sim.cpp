@@ -26,8 +26,6 @@ struct Channel {
   std::size_t received = 0;
 };
 
-std::string where(int rank, const Instr& instr) { return to_string(instr) + " on rank " + std::to_string(rank); }
-
 class PipelineSim {
  public:
   PipelineSim(const std::vector<Program>& programs, const PipelineCosts& costs)
@@ -141,9 +139,7 @@ class PipelineSim {
 
   // The tied-embedding reduction of ranks 0 and p−1: whoever comes first waits.
   bool try_reduce_tied(int rank) {
-    if (rank != 0 && rank != p_ - 1)
-      throw std::logic_error(where(rank, current(rank)) + ": only ranks 0 and p-1 hold tied embeddings");
-    const int partner = rank == 0 ? p_ - 1 : 0;
+    const int partner = tied_partner(p_, rank, current(rank));
     if (!waiting_tied_[idx(partner)]) {
       waiting_tied_[idx(rank)] = 1;
       return false;
