@@ -79,6 +79,7 @@ TEST(OrderRun, FindsAReceiveThatWaitsForever) {
   const std::string what = order_deadlock(stuck);
   EXPECT_NE(what.find("rank 0 stuck at recv_backward(0,0)<-1"), std::string::npos) << what;
   EXPECT_NE(what.find("rank 1 stuck at recv_forward(0,0)<-0"), std::string::npos) << what;
+  EXPECT_NE(what.find("waiting for message 0 from rank 1"), std::string::npos) << what;  // none arrived yet
   const std::vector<Program> runs{{{Op::send_forward, 0, 0, 1}, {Op::recv_backward, 0, 0, 1}},
                                   {{Op::recv_forward, 0, 0, 0}, {Op::send_backward, 0, 0, 0}}};
   EXPECT_EQ(order_deadlock(runs), "");
