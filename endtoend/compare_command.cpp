@@ -64,8 +64,8 @@ void print_summary(const Comparison& c) {
   for (const auto& s : c.only_in_base) std::printf("only in BASE: %s\n", s.c_str());
   for (const auto& s : c.only_in_new) std::printf("only in NEW: %s\n", s.c_str());
   for (const auto& m : c.mode_differs)
-    std::printf("mode differs: %s (BASE %s, NEW %s): not compared\n", m.label.c_str(), m.base_mode.c_str(),
-                m.new_mode.c_str());
+    std::printf("mode differs: %s (BASE %s, NEW %s): not compared\n", m.label.c_str(), to_string(m.base_mode),
+                to_string(m.new_mode));
   std::printf("%zu matched, %d regressed beyond %g%%; %zu only in base, %zu only in new", c.rows.size(), c.regressions,
               c.threshold_pct, c.only_in_base.size(), c.only_in_new.size());
   if (!c.mode_differs.empty()) std::printf("; %zu mode differs", c.mode_differs.size());
@@ -75,7 +75,7 @@ void print_summary(const Comparison& c) {
 int exit_status(const Comparison& c) {
   for (const auto& m : c.mode_differs)
     std::fprintf(stderr, "ptdp compare: %s is %s in BASE but %s in NEW; a %s result is never compared with a %s one\n",
-                 m.label.c_str(), m.base_mode.c_str(), m.new_mode.c_str(), m.base_mode.c_str(), m.new_mode.c_str());
+                 m.label.c_str(), to_string(m.base_mode), to_string(m.new_mode), to_string(m.base_mode), to_string(m.new_mode));
   if (!c.mode_differs.empty()) return kExitRefused;
   if (c.rows.empty()) {  // a gate that compared nothing must not pass
     std::fprintf(stderr, "ptdp compare: no configuration of NEW matches one of BASE; nothing was compared\n");
@@ -115,7 +115,7 @@ Command add_compare_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("compare", "Compare two result files (runs or sweeps) and fail on a throughput "
                                                 "regression: the CI gate.");
   sub->footer(
-      "Inputs: ptdp.result/1 or ptdp.sweep-results/1 files. Matched by configuration: sweep points by (sweep name, "
+      "Inputs: ptdp.result/2 or ptdp.sweep-results/1 files. Matched by configuration: sweep points by (sweep name, "
       "mode, overrides), single runs by (mode, model, plan, machine name). A pair regresses when model TFLOP/s per "
       "GPU drops, or median iteration time grows, by more than --threshold percent; memory and bubble are reported, "
       "not gated. Entries on one side only are listed, not errors. A configuration measured on one side and projected "

@@ -20,24 +20,15 @@ struct ProjectArgs {
   int top = 5;
 };
 
-void print_summary(const Config& c, const Projection& p, const char* label) {
-  const nlohmann::json m = throughput_metrics(c, p.iteration_s);
+void print_summary(const RunResult& r, const char* label) {
+  const Plan& p = r.config.plan;
+  const double tflops = model_tflops_per_gpu(r.config, r.median_iteration_s());
+  const double peak = r.config.machine.peak_for(to_string(p.precision));
   std::printf("%s t=%d p=%d d=%d v=%d b=%d %s: %.4g s/iteration, %.4g model TFLOP/s per GPU (%.1f%% of peak), "
               "bubble %.3f, memory %.3g GiB%s\n",
-              label, c.plan.tp, c.plan.pp, c.plan.dp, c.plan.virtual_stages, c.plan.micro_batch,
-              c.plan.schedule.c_str(), p.iteration_s, m["model_tflops_per_gpu"].get<double>(),
-              m["percent_of_peak"].is_null() ? 0.0 : m["percent_of_peak"].get<double>(), p.bubble.mean_bubble,
-              static_cast<double>(p.peak_bytes) / (1 << 30), p.fits ? "" : "  DOES NOT FIT");
-}
-
-nlohmann::json search_json(const std::vector<Candidate>& found, int top, int rejected) {
-  nlohmann::json list = nlohmann::json::array();
-  for (std::size_t i = 1; i < found.size() && static_cast<int>(i) <= top; ++i) {
-    const auto& c = found[i];
-    list.push_back({{"plan", to_json(c.config.plan)}, {"iteration_s", c.projection.iteration_s},
-                    {"model_tflops_per_gpu", throughput_metrics(c.config, c.projection.iteration_s)["model_tflops_per_gpu"]}});
-  }
-  return {{"candidates", found.size()}, {"rejected_does_not_fit", rejected}, {"runners_up", list}};
+              label, p.tp, p.pp, p.dp, p.virtual_stages, p.micro_batch, p.schedule.c_str(), r.median_iteration_s(),
+              tflops, peak > 0 ? 100 * tflops / peak : 0.0, r.bubble.simulated.value_or(0),
+              static_cast<double>(r.memory.peak_model()) / (1 << 30), r.memory.fits ? "" : "  DOES NOT FIT");
 }
 
 int run(const ProjectArgs& args) {
@@ -57,28 +48,28 @@ int run(const ProjectArgs& args) {
     if (args.search || args.search_split) {
       SearchSpace space;
       space.split_tp_pp = args.search_split;
-      int rejected = 0;
-      const auto found = search_plans(cfg, space, calibration.get(), &rejected);
-      if (found.empty()) {
-        std::fprintf(stderr, "ptdp project: no searched plan fits in memory (%d tried did not fit)\n", rejected);
+      SearchOutcome found = project_best(cfg, space, calibration.get());
+      if (!found.found) {
+        std::fprintf(stderr, "ptdp project: no searched plan fits in memory (%d tried did not fit)\n", found.rejected);
         return kExitFailed;
       }
-      for (std::size_t i = 1; i < found.size() && static_cast<int>(i) <= args.top; ++i)
-        print_summary(found[i].config, found[i].projection, "  runner-up");
-      cfg = found.front().config;
-      proj = found.front().projection;
-      search = search_json(found, args.top, rejected);
+      for (std::size_t i = 1; i < found.ranked.size() && static_cast<int>(i) <= args.top; ++i)
+        print_summary(projected_result(found.ranked[i].config, found.ranked[i].projection, calibration.get()),
+                      "  runner-up");
+      search = search_summary(found, args.top);
+      cfg = found.best.config;
+      proj = std::move(found.best.projection);
     } else {
       proj = project(cfg, calibration.get());
     }
-    print_summary(cfg, proj, "projected");
-    nlohmann::json result = projection_result(cfg, proj, calibration.get());
-    if (!search.is_null()) result["search"] = search;
+    RunResult result = projected_result(cfg, proj, calibration.get());
+    print_summary(result, "projected");
+    if (!search.is_null()) result.extra["search"] = search;
     if (!args.trace.empty()) {
       write_json_atomic(args.trace, chrome_trace(proj.timeline, "ptdp project (simulated iteration)"), -1);
-      result["timeline"] = args.trace;
+      result.extra["timeline"] = args.trace;
     }
-    if (!args.out.empty()) write_json_atomic(args.out, result);
+    if (!args.out.empty()) write_json_atomic(args.out, to_json(result));
     return kExitOk;
   } catch (const std::runtime_error& e) {  // a calibration or machine that cannot serve this plan
     std::fprintf(stderr, "ptdp project: %s\n", e.what());

@@ -69,24 +69,23 @@ int run(SliceArgs args) {
   try {
     const SliceMeasurement m = measure_slice(cfg, args.options);
     const SliceProjection sp = project_slice(cfg, m, calibration.get());
-    nlohmann::json result = slice_result(cfg, args.options, m, sp, calibration.get());
-    result["slice"]["stage_choice"] = args.stage == "heaviest" ? "heaviest (modelled forward + backward)" : "given";
+    RunResult result = slice_result(cfg, args.options, m, sp, calibration.get());
+    result.extra["slice"]["stage_choice"] = args.stage == "heaviest" ? "heaviest (modelled forward + backward)" : "given";
     // The measured stage ran without dropout (the runtime has none): its cost is not in the slice.
-    result["slice"]["dropout_not_run"] = cfg.model.dropout > 0;
-    const nlohmann::json& metrics = result["metrics"];
+    result.extra["slice"]["dropout_not_run"] = cfg.model.dropout > 0;
     std::printf("ptdp slice: stage %d of p=%d (t=%d d=%d v=%d b=%d) on %s: measured %.4g s/iteration, peak %.3g GiB; "
                 "projected %.4g s/iteration, %.4g model TFLOP/s per GPU%s\n",
                 m.stage, cfg.plan.pp, cfg.plan.tp, cfg.plan.dp, cfg.plan.virtual_stages, cfg.plan.micro_batch,
                 device_name(args.options.device).c_str(), m.iteration_s, static_cast<double>(m.peak_bytes) / (1 << 30),
-                sp.projection.iteration_s, metrics["model_tflops_per_gpu"].get<double>(),
+                sp.projection.iteration_s, model_tflops_per_gpu(cfg, sp.projection.iteration_s),
                 sp.projection.fits ? "" : "  DOES NOT FIT");
-    if (!args.out.empty()) write_json_atomic(args.out, result);
+    if (!args.out.empty()) write_json_atomic(args.out, to_json(result));
     return kExitOk;
   } catch (const OutOfMemory& e) {  // the stage's share does not fit on this device: a finding, not a failure
     std::printf("ptdp slice: stage %d DOES NOT FIT on %s: %s\n", args.options.stage, device_name(args.options.device).c_str(),
                 e.what());
     if (!args.out.empty())
-      write_json_atomic(args.out, slice_out_of_memory_result(cfg, args.options, e.what(), calibration.get()));
+      write_json_atomic(args.out, to_json(slice_out_of_memory_result(cfg, args.options, e.what(), calibration.get())));
     return kExitOk;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ptdp slice: %s\n", e.what());

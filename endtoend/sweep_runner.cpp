@@ -21,7 +21,7 @@ namespace {
 
 struct Task {
   const SweepPoint* point;
-  PointMode mode;
+  ResultMode mode;
   std::string refused;  // non-empty: not run, recorded with this reason
 };
 
@@ -73,9 +73,9 @@ class Runner {
  private:
   bool can_start(const Task& t) const {
     if (running_.empty()) return true;
-    if (t.mode == PointMode::measured) return false;
+    if (t.mode == ResultMode::measured) return false;
     for (const auto& r : running_)
-      if (r.task.mode == PointMode::measured) return false;
+      if (r.task.mode == ResultMode::measured) return false;
     return static_cast<int>(running_.size()) < std::max(1, opt_.jobs);
   }
 
@@ -93,7 +93,7 @@ class Runner {
     Running r{t, nullptr, stem + ".log", stem + ".json"};
     std::filesystem::remove(r.output);
     std::vector<std::string> argv;
-    if (t.mode == PointMode::projected) {
+    if (t.mode == ResultMode::projected) {
       argv = {self_path(), "sweep-point", sweep_.file.string(), "--point", std::to_string(t.point->index),
               "--out", r.output.string()};
       if (opt_.delay_ms > 0) argv.insert(argv.end(), {"--delay-ms", std::to_string(opt_.delay_ms)});
@@ -114,7 +114,7 @@ class Runner {
 
   double timeout_of(const Task& t) const {
     if (opt_.timeout_s > 0) return opt_.timeout_s;
-    return t.mode == PointMode::measured ? 1800 : 120;
+    return t.mode == ResultMode::measured ? 1800 : 120;
   }
 
   void reap() {
@@ -151,7 +151,7 @@ class Runner {
     }
     std::ifstream in(r.output);
     const nlohmann::json j = nlohmann::json::parse(in);
-    if (r.task.mode == PointMode::measured) {
+    if (r.task.mode == ResultMode::measured) {
       run.status = PointStatus::ok;
       run.result = j;
       return;
@@ -220,11 +220,11 @@ std::deque<Task> plan_tasks(const Sweep& sweep, const SweepOptions& o, const Swe
   const SweepMode requested = o.mode.value_or(sweep.mode);
   std::deque<Task> tasks;
   for (const auto& p : sweep.points) {
-    Task t{&p, PointMode::projected, ""};
+    Task t{&p, ResultMode::projected, ""};
     if (requested == SweepMode::measure || (requested == SweepMode::automatic && measurable_here(p, o.max_ranks)))
-      t.mode = PointMode::measured;
+      t.mode = ResultMode::measured;
     if (!p.errors.empty()) t.refused = p.errors.front().field + ": " + p.errors.front().message;
-    else if (t.mode == PointMode::measured && !measurable_here(p, o.max_ranks))
+    else if (t.mode == ResultMode::measured && !measurable_here(p, o.max_ranks))
       t.refused = "cannot be measured here: needs " + p.config.machine.name + " with " +
                   std::to_string(p.config.plan.world_size()) + " ranks (this machine measures CPU-profile points of up to " +
                   std::to_string(o.max_ranks) + " ranks and 16-bit GPU points of up to " +

@@ -46,10 +46,11 @@ std::string plan_summary(const json& plan) {
          text_of(plan, "micro_batch") + " v" + text_of(plan, "virtual_stages") + " " + text_of(plan, "schedule");
 }
 
-std::string mode_of(const json& j, const std::string& where) {
+ResultMode mode_of(const json& j, const std::string& where) {
   const json* m = at_path(j, {"mode"});
   if (m == nullptr || !m->is_string()) throw std::runtime_error(where + "\"mode\" is missing or not a string");
-  return m->get<std::string>();
+  if (const auto mode = parse_result_mode(m->get<std::string>())) return *mode;
+  throw std::runtime_error(where + "\"mode\" is not measured, projected or slice (got " + m->dump() + ")");
 }
 
 CompareEntry single_entry(const json& doc, const std::string& file) {
@@ -195,25 +196,25 @@ Comparison compare_results(const std::vector<CompareEntry>& base, const std::vec
   for (const CompareEntry* b : unmatched) {
     const int i = find_partner(*b, now, used, false);
     if (i < 0) {
-      c.only_in_base.push_back(b->label + " (" + b->mode + ")");
+      c.only_in_base.push_back(b->label + " (" + to_string(b->mode) + ")");
       continue;
     }
     used[static_cast<std::size_t>(i)] = true;
     c.mode_differs.push_back({b->identity, b->label, b->mode, now[static_cast<std::size_t>(i)].mode});
   }
   for (std::size_t i = 0; i < now.size(); ++i)
-    if (!used[i]) c.only_in_new.push_back(now[i].label + " (" + now[i].mode + ")");
+    if (!used[i]) c.only_in_new.push_back(now[i].label + " (" + to_string(now[i].mode) + ")");
   return c;
 }
 
 json to_json(const Comparison& c) {
   json rows = json::array(), modes = json::array();
   for (const auto& r : c.rows)
-    rows.push_back({{"label", r.label}, {"key", r.identity}, {"mode", r.mode}, {"regressed", r.regressed},
+    rows.push_back({{"label", r.label}, {"key", r.identity}, {"mode", to_string(r.mode)}, {"regressed", r.regressed},
                     {"model_tflops_per_gpu", to_json(r.tflops)}, {"iteration_s", to_json(r.iteration_s)},
                     {"memory_bytes", to_json(r.memory)}, {"bubble", to_json(r.bubble)}});
   for (const auto& m : c.mode_differs)
-    modes.push_back({{"label", m.label}, {"key", m.identity}, {"base_mode", m.base_mode}, {"new_mode", m.new_mode}});
+    modes.push_back({{"label", m.label}, {"key", m.identity}, {"base_mode", to_string(m.base_mode)}, {"new_mode", to_string(m.new_mode)}});
   return {{"schema", kCompareSchema},   {"threshold_pct", c.threshold_pct}, {"matched", c.rows.size()},
           {"regressions", c.regressions}, {"rows", rows},                   {"mode_differs", modes},
           {"only_in_base", c.only_in_base}, {"only_in_new", c.only_in_new}};

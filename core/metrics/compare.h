@@ -9,21 +9,23 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/metrics/result.h"
+
 namespace ptdp {
 
 inline constexpr const char* kCompareSchema = "ptdp.compare/1";
 
-// One result taken from a file: a whole ptdp.result/1, or one sweep point's.
+// One result taken from a file: a whole ptdp.result/2, or one sweep point's.
 struct CompareEntry {
   std::string identity;    // the configuration, without the mode: what BASE and NEW are matched on
-  std::string mode;        // "measured" | "projected" | "slice"
+  ResultMode mode = ResultMode::projected;
   std::string label;       // for people: "figure13:(2,32) batch 32" or "t8 p12 d4 b1 v2 interleaved"
-  nlohmann::json result;   // the ptdp.result/1 object
+  nlohmann::json result;   // the ptdp.result/2 object
 };
 
 // The entries of a parsed file; `file` names it in errors. Throws
 // std::runtime_error ("FILE: not a ptdp result: schema \"x\"") for anything
-// but a ptdp.result/1 or ptdp.sweep-results/1 document.
+// but a ptdp.result/2 or ptdp.sweep-results/1 document.
 std::vector<CompareEntry> compare_entries(const nlohmann::json& doc, const std::string& file);
 // Reads and parses `file` first ("FILE: not valid JSON: ...").
 std::vector<CompareEntry> load_compare_entries(const std::filesystem::path& file);
@@ -35,7 +37,8 @@ struct MetricDelta {
 };
 
 struct CompareRow {
-  std::string identity, label, mode;
+  std::string identity, label;
+  ResultMode mode = ResultMode::projected;
   MetricDelta tflops;       // metrics.model_tflops_per_gpu
   MetricDelta iteration_s;  // metrics.iteration_s.median
   MetricDelta memory;       // metrics.memory_bytes.peak_measured, else .model.total
@@ -46,7 +49,8 @@ struct CompareRow {
 // The same configuration on both sides, one measured and one projected (say):
 // never compared, and a refusal of the comparison.
 struct ModeMismatch {
-  std::string identity, label, base_mode, new_mode;
+  std::string identity, label;
+  ResultMode base_mode = ResultMode::projected, new_mode = ResultMode::projected;
 };
 
 struct Comparison {

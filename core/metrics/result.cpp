@@ -1,50 +1,156 @@
-// Result header and the throughput figures every result reports.
+// Writing a RunResult, and the throughput figures every result reports.
 #include "core/metrics/result.h"
+
+#include <algorithm>
 
 #include "core/metrics/flops.h"
 #include "core/metrics/result_io.h"
 
 namespace ptdp {
 
-nlohmann::json result_header(const Config& cfg, const std::string& mode) {
-  return {{"schema", kResultSchema}, {"system", "ptdp"},       {"mode", mode},
-          {"model", to_json(cfg.model)}, {"plan", to_json(cfg.plan)}, {"machine", to_json(cfg.machine)},
-          {"optimizer", to_json(cfg.optimizer)}, {"software", software_info()}};
+namespace {
+
+using json = nlohmann::json;
+
+template <typename T>
+json or_null(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
 }
 
-nlohmann::json throughput_metrics(const Config& cfg, double iteration_s) {
+template <typename T>
+json or_null(const std::vector<T>& v) {
+  return v.empty() ? json(nullptr) : json(v);
+}
+
+json to_json(const BubbleFigures& b) {
+  return {{"measured", or_null(b.measured)},
+          {"simulated", or_null(b.simulated)},
+          {"analytical", b.analytical},
+          {"idle_share", or_null(b.idle_share)},
+          {"per_stage", {{"measured", or_null(b.measured_per_stage)}, {"simulated", or_null(b.simulated_per_stage)}}},
+          {"per_rank", {{"measured", or_null(b.measured_per_rank)}}},
+          {"definition", "idle/busy within the pipeline phase (first instruction to last backward over all ranks), "
+                         "the paper's t_pb/t_id; idle_share = idle/phase; means over stages"}};
+}
+
+json to_json(const MemoryFigures& m) {
+  json stages = json::array();
+  for (const auto& s : m.model_per_stage) stages.push_back(to_json(s));
+  json per_rank = {{"measured", or_null(m.measured_per_rank)}};
+  for (const auto& [key, values] : m.device_per_rank) per_rank[key] = values;
+  return {{"model", m.model_per_stage.empty() ? json(nullptr) : to_json(m.model_per_stage.front())},
+          {"peak_model", m.peak_model()},
+          {"peak_measured", or_null(m.peak_measured)},
+          {"available", m.available},
+          {"fits", m.fits},
+          {"per_stage", {{"model", stages}, {"measured", or_null(m.measured_per_stage)}}},
+          {"per_rank", per_rank}};
+}
+
+json to_json(const Breakdown& b) {
+  return {{"compute", b.compute}, {"tp_comm", b.tp_comm},     {"pp_comm", b.pp_comm},
+          {"dp_comm", b.dp_comm}, {"optimizer", b.optimizer}, {"bubble", b.bubble}};
+}
+
+json to_json(const CommunicationFigures& c) {
+  return {{"tp_bytes", c.tp}, {"pp_bytes", c.pp}, {"dp_bytes", c.dp}, {"embedding_bytes", c.embedding},
+          {"note", "payload bytes per iteration, summed over ranks"}};
+}
+
+json metrics_json(const RunResult& r) {
+  json m = throughput_metrics(r.config, r.median_iteration_s());
+  m["iteration_s"] = summarize_samples(r.iteration_s);
+  m["bubble"] = to_json(r.bubble);
+  m["memory_bytes"] = to_json(r.memory);
+  m["breakdown_s"] = r.breakdown ? to_json(*r.breakdown) : json(nullptr);
+  m["communication"] = r.communication ? to_json(*r.communication) : json(nullptr);
+  m["loss"] = or_null(r.loss);
+  m["grad_norm"] = or_null(r.grad_norm);
+  return m;
+}
+
+const char* provenance_key(ResultMode m) { return m == ResultMode::measured ? "run" : "projection"; }
+
+}  // namespace
+
+const char* to_string(ResultMode m) {
+  switch (m) {
+    case ResultMode::measured: return "measured";
+    case ResultMode::projected: return "projected";
+    case ResultMode::slice: return "slice";
+  }
+  return "?";
+}
+
+std::optional<ResultMode> parse_result_mode(const std::string& text) {
+  for (const ResultMode m : {ResultMode::measured, ResultMode::projected, ResultMode::slice})
+    if (text == to_string(m)) return m;
+  return std::nullopt;
+}
+
+std::int64_t MemoryFigures::peak_model() const {
+  std::int64_t peak = 0;
+  for (const auto& s : model_per_stage) peak = std::max(peak, s.total());
+  return peak;
+}
+
+double RunResult::median_iteration_s() const { return median(iteration_s); }
+
+json to_json(const RunResult& r) {
+  json j = {{"schema", kResultSchema},         {"system", r.system},
+            {"mode", to_string(r.mode)},       {"model", to_json(r.config.model)},
+            {"plan", to_json(r.config.plan)},  {"machine", to_json(r.config.machine)},
+            {"optimizer", to_json(r.config.optimizer)}, {"software", r.software}};
+  if (r.vocab_padded > 0) j["model"]["vocab_padded"] = r.vocab_padded;
+  j[provenance_key(r.mode)] = r.provenance;
+  j["metrics"] = metrics_json(r);
+  if (r.mode == ResultMode::measured) {
+    if (r.projected) j["projected"] = {{"projection", r.projected->provenance}, {"metrics", metrics_json(*r.projected)}};
+    else j["projected"] = {{"error", r.projected_error}};
+  }
+  if (!r.memory.fits) j["does_not_fit"] = {{"peak_bytes", r.memory.peak_model()}, {"available_bytes", r.memory.available}};
+  for (const auto& [key, value] : r.extra.items()) j[key] = value;
+  return j;
+}
+
+json throughput_metrics(const Config& cfg, double iteration_s) {
   const Model& m = cfg.model;
   const Plan& p = cfg.plan;
   const double batch = p.global_batch, gpus = p.world_size();
   const double model = model_flops(m, batch, p.recompute), hardware = hardware_flops(m, batch, p.recompute);
-  nlohmann::json j;
+  json j;
   j["flops_per_iteration"] = {{"model", model},
                               {"eq3", model_flops_eq3(m, batch)},
                               {"no_recompute", model_flops_no_recompute(m, batch)},
                               {"hardware", hardware}};
-  const double per_gpu = iteration_s > 0 ? model / (gpus * iteration_s) / 1e12 : 0.0;
+  const double per_gpu = model_tflops_per_gpu(cfg, iteration_s);
   j["model_tflops_per_gpu"] = per_gpu;
   j["hardware_tflops_per_gpu"] = iteration_s > 0 ? hardware / (gpus * iteration_s) / 1e12 : 0.0;
   j["aggregate_pflops"] = per_gpu * gpus / 1e3;
   j["tokens_per_s"] = iteration_s > 0 ? batch * m.seq_len / iteration_s : 0.0;
   j["sequences_per_s"] = iteration_s > 0 ? batch / iteration_s : 0.0;
   const double peak = cfg.machine.peak_for(to_string(p.precision));
-  j["peak_tflops_used"] = peak > 0 ? nlohmann::json(peak) : nlohmann::json(nullptr);
+  j["peak_tflops_used"] = peak > 0 ? json(peak) : json(nullptr);
   const auto source = cfg.machine.sources.find("peak_tflops");
-  j["peak_source"] = source != cfg.machine.sources.end() ? nlohmann::json(source->second) : nlohmann::json(nullptr);
-  j["percent_of_peak"] = peak > 0 ? nlohmann::json(100.0 * per_gpu / peak) : nlohmann::json(nullptr);
+  j["peak_source"] = source != cfg.machine.sources.end() ? json(source->second) : json(nullptr);
+  j["percent_of_peak"] = peak > 0 ? json(100.0 * per_gpu / peak) : json(nullptr);
   const Utilization u = utilization(m, p, iteration_s, peak);
   const bool defined = peak > 0 && iteration_s > 0;
-  j["mfu"] = defined ? nlohmann::json(u.mfu) : nlohmann::json(nullptr);
-  j["hfu"] = defined ? nlohmann::json(u.hfu) : nlohmann::json(nullptr);
-  j["utilization"] = {{"peak_tflops", peak > 0 ? nlohmann::json(peak) : nlohmann::json(nullptr)},
+  j["mfu"] = defined ? json(u.mfu) : json(nullptr);
+  j["hfu"] = defined ? json(u.hfu) : json(nullptr);
+  j["utilization"] = {{"peak_tflops", peak > 0 ? json(peak) : json(nullptr)},
                       {"precision", to_string(p.precision)},
                       {"mfu", "flops_per_iteration.no_recompute / (gpus * iteration_s * peak)"},
                       {"hfu", "flops_per_iteration.hardware / (gpus * iteration_s * peak)"}};
   return j;
 }
 
-nlohmann::json to_json(const MemoryBreakdown& m) {
+double model_tflops_per_gpu(const Config& cfg, double iteration_s) {
+  const double model = model_flops(cfg.model, cfg.plan.global_batch, cfg.plan.recompute);
+  return iteration_s > 0 ? model / (cfg.plan.world_size() * iteration_s) / 1e12 : 0.0;
+}
+
+json to_json(const MemoryBreakdown& m) {
   return {{"params", m.params}, {"grads", m.grads}, {"optimizer", m.optimizer},
           {"activations", m.activations}, {"total", m.total()}};
 }

@@ -1,7 +1,16 @@
-// The result JSON of one run ("ptdp.result/1"), shared by measured runs
-// (`ptdp train`) and projections (`ptdp project`), so the two sit side by side.
+// One run's result ("ptdp.result/2"), the same type for a measured run
+// (`ptdp train`), a projection (`ptdp project`, sweeps) and a slice (`ptdp
+// slice`): one set of keys, figures a mode cannot know are null. Measured runs
+// also carry their own replay through the simulator (bubble.simulated) and the
+// projection of the same configuration ("projected"), so one file shows
+// measured, replayed and projected side by side.
 #pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -10,17 +19,86 @@
 
 namespace ptdp {
 
-// {"schema", "system": "ptdp", "mode", "model", "plan", "machine", "optimizer", "software"}.
-// mode: "measured", "projected" or "slice".
-nlohmann::json result_header(const Config& cfg, const std::string& mode);
+// How a result was obtained.
+enum class ResultMode : std::uint8_t { measured, projected, slice };
+const char* to_string(ResultMode m);
+std::optional<ResultMode> parse_result_mode(const std::string& text);
 
-// Throughput metrics for an iteration time: flops_per_iteration (model, eq3,
+// Seconds of one iteration on a rank, by what it was doing (averaged over the
+// pipeline's ranks); projections and slices.
+struct Breakdown {
+  double compute = 0;    // forward and backward kernels (recompute included)
+  double tp_comm = 0;    // tensor-parallel collectives inside them
+  double pp_comm = 0;    // pipeline sends and the tied-embedding reduction
+  double dp_comm = 0;    // data-parallel gradient reduction
+  double optimizer = 0;  // optimizer step
+  double bubble = 0;     // idle: waiting for other stages
+};
+
+// Pipeline bubble: idle / busy within the pipeline phase. Means are over stages.
+struct BubbleFigures {
+  std::optional<double> measured;    // the run's own timeline
+  std::optional<double> simulated;   // the simulator: modelled costs, or a measured run's costs replayed
+  std::optional<double> idle_share;  // measured idle / phase
+  double analytical = 0;             // (p−1)/(v·m)
+  std::vector<double> measured_per_stage, simulated_per_stage;  // p entries (or empty)
+  std::vector<double> measured_per_rank;                        // world ranks (measured only)
+};
+
+// Memory of every pipeline stage: the model (memory_model.h) beside what the
+// allocator measured.
+struct MemoryFigures {
+  std::vector<MemoryBreakdown> model_per_stage;      // p entries
+  std::optional<std::int64_t> peak_measured;         // largest over ranks
+  std::vector<std::int64_t> measured_per_stage;      // largest over each stage's ranks
+  std::vector<std::int64_t> measured_per_rank;       // world ranks
+  std::map<std::string, std::vector<std::int64_t>> device_per_rank;  // GPU: pool_reserved_peak, ...
+  std::int64_t available = 0;                        // per device, 0 when not checked
+  bool fits = true;
+  std::int64_t peak_model() const;
+};
+
+// Payload bytes per iteration summed over ranks, by process group (measured).
+struct CommunicationFigures {
+  double tp = 0, pp = 0, dp = 0, embedding = 0;
+};
+
+struct RunResult {
+  ResultMode mode = ResultMode::projected;
+  std::string system = "ptdp";
+  Config config;
+  std::int64_t vocab_padded = 0;   // rows of the embedding and logits (0: not recorded)
+  nlohmann::json software;         // commit, compiler, libraries
+  nlohmann::json provenance;       // measured: "run"; projected and slice: "projection"
+  std::vector<double> iteration_s; // samples (one for a projection)
+  BubbleFigures bubble;
+  MemoryFigures memory;
+  std::optional<Breakdown> breakdown;
+  std::optional<CommunicationFigures> communication;
+  std::vector<double> loss, grad_norm;
+  // Measured runs: the same configuration projected (iteration, bubble, memory,
+  // breakdown under the projection's "metrics" keys), or why it could not be.
+  std::shared_ptr<const RunResult> projected;
+  std::string projected_error;
+  nlohmann::json extra = nlohmann::json::object();  // other top-level blocks: search, sweep, slice, timeline
+
+  double median_iteration_s() const;
+};
+
+// The JSON of a result; the reader takes it back (throws std::runtime_error
+// naming the field; a "ptdp.result/1" file is named as the old schema).
+nlohmann::json to_json(const RunResult& r);
+RunResult read_result(const nlohmann::json& j);
+
+// Throughput figures for an iteration time: flops_per_iteration (model, eq3,
 // no_recompute, hardware), model_tflops_per_gpu, hardware_tflops_per_gpu,
 // aggregate_pflops, percent_of_peak (null without a peak for the precision),
 // tokens_per_s, sequences_per_s, peak_tflops_used, mfu and hfu (fractions of
 // the peak, null without one; see utilization() in flops.h) and "utilization"
 // (the peak they used and their definitions).
 nlohmann::json throughput_metrics(const Config& cfg, double iteration_s);
+// The headline figure of those: model FLOPs per GPU per second, in TFLOP/s (0 for a zero time).
+double model_tflops_per_gpu(const Config& cfg, double iteration_s);
 
 nlohmann::json to_json(const MemoryBreakdown& m);
 

@@ -8,7 +8,7 @@
 
 namespace ptdp {
 
-inline constexpr const char* kResultSchema = "ptdp.result/1";
+inline constexpr const char* kResultSchema = "ptdp.result/2";
 
 // {"median", "min", "max", "mean", "samples": [...]}; empty samples give nulls.
 nlohmann::json summarize_samples(const std::vector<double>& samples);

@@ -160,52 +160,47 @@ SliceProjection project_slice(const Config& cfg, const SliceMeasurement& m, cons
   return sp;
 }
 
-nlohmann::json slice_result(const Config& cfg, const SliceOptions& options, const SliceMeasurement& m,
-                            const SliceProjection& sp, const Calibration* calibration) {
-  nlohmann::json r = projection_result(cfg, sp.projection, calibration);
-  r["mode"] = "slice";
-  r["projection"]["costs"] = "forward, backward and optimizer of the measured stage (scaled to the other stages by "
-                             "the model's ratio); communication from the model";
+RunResult slice_result(const Config& cfg, const SliceOptions& options, const SliceMeasurement& m,
+                       const SliceProjection& sp, const Calibration* calibration) {
+  RunResult r = projected_result(cfg, sp.projection, calibration);
+  r.mode = ResultMode::slice;
+  r.provenance["costs"] = "forward, backward and optimizer of the measured stage (scaled to the other stages by "
+                          "the model's ratio); communication from the model";
   const std::int64_t peak = *std::max_element(sp.rank_bytes.begin(), sp.rank_bytes.end());
-  const std::int64_t available = cfg.machine.memory_bytes - cfg.machine.memory_reserved_bytes;
-  r["slice"] = {{"stage", m.stage},
-                {"device", device_name(options.device)},
-                {"backend", m.backend},
-                {"iterations", options.iterations},
-                {"warmup", options.warmup},
-                {"measured_iteration_s", m.iteration_s},
-                {"forward_s_per_chunk", m.forward_s},
-                {"backward_s_per_chunk", m.backward_s},
-                {"optimizer_s", m.optimizer_s},
-                {"peak_measured_bytes", m.peak_bytes},
-                {"rank_bytes", sp.rank_bytes},
-                {"rank_fits", sp.rank_fits}};
-  auto& mem = r["metrics"]["memory_bytes"];
-  mem["peak_measured"] = m.peak_bytes;
-  mem["peak_slice"] = peak;
-  mem["fits"] = sp.projection.fits;
-  r.erase("does_not_fit");
+  r.memory.peak_measured = m.peak_bytes;
+  r.memory.fits = sp.projection.fits;
+  r.extra["slice"] = {{"stage", m.stage},
+                      {"device", device_name(options.device)},
+                      {"backend", m.backend},
+                      {"iterations", options.iterations},
+                      {"warmup", options.warmup},
+                      {"measured_iteration_s", m.iteration_s},
+                      {"forward_s_per_chunk", m.forward_s},
+                      {"backward_s_per_chunk", m.backward_s},
+                      {"optimizer_s", m.optimizer_s},
+                      {"peak_measured_bytes", m.peak_bytes},
+                      {"peak_slice_bytes", peak},
+                      {"rank_bytes", sp.rank_bytes},
+                      {"rank_fits", sp.rank_fits}};
   if (!sp.projection.fits) {
     nlohmann::json ranks = nlohmann::json::array();
     for (std::size_t i = 0; i < sp.rank_fits.size(); ++i)
       if (!sp.rank_fits[i]) ranks.push_back(static_cast<int>(i));
-    r["does_not_fit"] = {{"peak_bytes", peak}, {"available_bytes", available}, {"pipeline_ranks", ranks}};
+    r.extra["does_not_fit"] = {{"peak_bytes", peak}, {"available_bytes", r.memory.available}, {"pipeline_ranks", ranks}};
   }
   return r;
 }
 
-nlohmann::json slice_out_of_memory_result(const Config& cfg, const SliceOptions& options, const std::string& why,
-                                          const Calibration* calibration) {
+RunResult slice_out_of_memory_result(const Config& cfg, const SliceOptions& options, const std::string& why,
+                                     const Calibration* calibration) {
   Projection proj = project(cfg, calibration);
   proj.fits = false;
-  nlohmann::json r = projection_result(cfg, proj, calibration);
-  r["mode"] = "slice";
-  r["projection"]["costs"] = "analytical model only: the measured stage ran out of memory on this device";
-  r["slice"] = {{"stage", options.stage}, {"device", device_name(options.device)}, {"out_of_memory", why}};
-  const std::int64_t available = cfg.machine.memory_bytes - cfg.machine.memory_reserved_bytes;
-  r["metrics"]["memory_bytes"]["fits"] = false;
-  r["does_not_fit"] = {{"peak_bytes", nullptr}, {"available_bytes", available}, {"pipeline_ranks", {options.stage}},
-                       {"out_of_memory", why}};
+  RunResult r = projected_result(cfg, proj, calibration);
+  r.mode = ResultMode::slice;
+  r.provenance["costs"] = "analytical model only: the measured stage ran out of memory on this device";
+  r.extra["slice"] = {{"stage", options.stage}, {"device", device_name(options.device)}, {"out_of_memory", why}};
+  r.extra["does_not_fit"] = {{"peak_bytes", nullptr}, {"available_bytes", r.memory.available},
+                             {"pipeline_ranks", {options.stage}}, {"out_of_memory", why}};
   return r;
 }
 

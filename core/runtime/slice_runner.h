@@ -58,15 +58,15 @@ SliceMeasurement measure_slice(const Config& cfg, const SliceOptions& options);
 // the model.
 SliceProjection project_slice(const Config& cfg, const SliceMeasurement& m, const Calibration* calibration);
 
-// The result JSON: projection_result's fields with "mode": "slice", the
-// measured stage in "slice", memory per rank and "fits"; "does_not_fit" when a rank's share does not fit.
-nlohmann::json slice_result(const Config& cfg, const SliceOptions& options, const SliceMeasurement& m,
-                            const SliceProjection& sp, const Calibration* calibration);
+// The result: projected_result's figures with mode slice, the measured stage in
+// the "slice" block, memory per rank and "fits"; "does_not_fit" when a rank's share does not fit.
+RunResult slice_result(const Config& cfg, const SliceOptions& options, const SliceMeasurement& m,
+                       const SliceProjection& sp, const Calibration* calibration);
 
 // The result when the stage ran out of memory on this device: the cost model's
 // projection (nothing measured), "fits": false, "slice": {"stage",
 // "out_of_memory": the allocator's message} and "does_not_fit".
-nlohmann::json slice_out_of_memory_result(const Config& cfg, const SliceOptions& options, const std::string& why,
-                                          const Calibration* calibration);
+RunResult slice_out_of_memory_result(const Config& cfg, const SliceOptions& options, const std::string& why,
+                                     const Calibration* calibration);
 
 }  // namespace ptdp

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "core/metrics/result.h"
+#include "core/metrics/result_io.h"
 #include "core/schedule/registry.h"
 #include "core/sim/cost_model.h"
 #include "core/sim/projected_memory.h"
@@ -83,30 +83,24 @@ Projection project_with(const Config& cfg, const PipelineCosts& costs, const Pas
   return out;
 }
 
-nlohmann::json projection_result(const Config& cfg, const Projection& proj, const Calibration* calibration) {
-  nlohmann::json r = result_header(cfg, "projected");
-  r["projection"] = {{"simulator", "ptdp.sim: the instruction lists of one pipeline as discrete events"},
-                     {"costs", calibration != nullptr ? "analytical model scaled by the calibration's measurements"
-                                                      : "analytical model of the machine profile"},
-                     {"calibration", calibration != nullptr ? nlohmann::json(calibration->name) : nlohmann::json(nullptr)}};
-  if (calibration != nullptr) r["projection"]["calibration_source"] = calibration->source;
-  nlohmann::json m = throughput_metrics(cfg, proj.iteration_s);
-  m["iteration_s"] = {{"median", proj.iteration_s}, {"min", proj.iteration_s}, {"max", proj.iteration_s},
-                      {"samples", {proj.iteration_s}}};
-  const Breakdown& b = proj.breakdown;
-  m["breakdown_s"] = {{"compute", b.compute}, {"tp_comm", b.tp_comm}, {"pp_comm", b.pp_comm},
-                      {"dp_comm", b.dp_comm}, {"optimizer", b.optimizer}, {"bubble", b.bubble}};
-  m["bubble"] = {{"measured", nullptr}, {"simulated", proj.bubble.mean_bubble},
-                 {"simulated_per_stage", proj.bubble.bubble}, {"analytical", analytical_bubble(cfg.plan)}};
-  nlohmann::json stages = nlohmann::json::array();
-  for (const auto& mem : proj.memory) stages.push_back(to_json(mem));
-  m["memory_bytes"] = {{"model", proj.memory.empty() ? nlohmann::json(nullptr) : to_json(proj.memory.front())},
-                       {"model_per_stage", stages}, {"peak_model", proj.peak_bytes},
-                       {"available", cfg.machine.memory_bytes - cfg.machine.memory_reserved_bytes},
-                       {"peak_measured", nullptr}, {"fits", proj.fits}};
-  r["metrics"] = m;
-  if (!proj.fits) r["does_not_fit"] = {{"peak_bytes", proj.peak_bytes}, {"available_bytes",
-                                                                          cfg.machine.memory_bytes - cfg.machine.memory_reserved_bytes}};
+RunResult projected_result(const Config& cfg, const Projection& proj, const Calibration* calibration) {
+  RunResult r;
+  r.mode = ResultMode::projected;
+  r.config = cfg;
+  r.software = software_info();
+  r.provenance = {{"simulator", "ptdp.sim: the instruction lists of one pipeline as discrete events"},
+                  {"costs", calibration != nullptr ? "analytical model scaled by the calibration's measurements"
+                                                   : "analytical model of the machine profile"},
+                  {"calibration", calibration != nullptr ? nlohmann::json(calibration->name) : nlohmann::json(nullptr)}};
+  if (calibration != nullptr) r.provenance["calibration_source"] = calibration->source;
+  r.iteration_s = {proj.iteration_s};
+  r.breakdown = proj.breakdown;
+  r.bubble.simulated = proj.bubble.mean_bubble;
+  r.bubble.simulated_per_stage = proj.bubble.bubble;
+  r.bubble.analytical = analytical_bubble(cfg.plan);
+  r.memory.model_per_stage = proj.memory;
+  r.memory.available = cfg.machine.memory_bytes - cfg.machine.memory_reserved_bytes;
+  r.memory.fits = proj.fits;
   return r;
 }
 

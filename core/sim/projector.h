@@ -13,22 +13,13 @@
 
 #include "core/config/config.h"
 #include "core/metrics/memory_model.h"
+#include "core/metrics/result.h"
 #include "core/metrics/timeline.h"
 #include "core/sim/calibration.h"
 #include "core/sim/layer_costs.h"
 #include "core/sim/pipeline_sim.h"
 
 namespace ptdp {
-
-// Seconds of one iteration on a rank, by what it was doing (averaged over ranks).
-struct Breakdown {
-  double compute = 0;    // forward and backward kernels (recompute included)
-  double tp_comm = 0;    // tensor-parallel collectives inside them
-  double pp_comm = 0;    // pipeline sends and the tied-embedding reduction
-  double dp_comm = 0;    // data-parallel gradient reduction
-  double optimizer = 0;  // optimizer step
-  double bubble = 0;     // idle: waiting for other stages
-};
 
 struct Projection {
   double iteration_s = 0;
@@ -55,8 +46,8 @@ Projection project(const Config& cfg, const Calibration* calibration);
 using PassOf = std::function<PassCost(int pp_rank, const Instr& forward_or_backward)>;
 Projection project_with(const Config& cfg, const PipelineCosts& costs, const PassOf& pass);
 
-// The result JSON ("mode": "projected") of the same schema as a measured run,
-// plus the breakdown; names the calibration when one was used.
-nlohmann::json projection_result(const Config& cfg, const Projection& proj, const Calibration* calibration);
+// The projected result ("mode": "projected"): the same type as a measured run's,
+// with the breakdown; its provenance names the calibration when one was used.
+RunResult projected_result(const Config& cfg, const Projection& proj, const Calibration* calibration);
 
 }  // namespace ptdp

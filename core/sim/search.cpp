@@ -55,4 +55,23 @@ std::vector<Candidate> search_plans(const Config& base, const SearchSpace& space
   return out;
 }
 
+SearchOutcome project_best(const Config& base, const SearchSpace& space, const Calibration* calibration) {
+  SearchOutcome out;
+  out.ranked = search_plans(base, space, calibration, &out.rejected);
+  out.found = !out.ranked.empty();
+  out.best = out.found ? out.ranked.front() : Candidate{base, project(base, calibration)};
+  return out;
+}
+
+nlohmann::json search_summary(const SearchOutcome& s, int top) {
+  nlohmann::json list = nlohmann::json::array();
+  for (std::size_t i = 1; i < s.ranked.size() && static_cast<int>(i) <= top; ++i) {
+    const Candidate& c = s.ranked[i];
+    list.push_back({{"plan", to_json(c.config.plan)},
+                    {"iteration_s", c.projection.iteration_s},
+                    {"model_tflops_per_gpu", model_tflops_per_gpu(c.config, c.projection.iteration_s)}});
+  }
+  return {{"candidates", s.ranked.size()}, {"rejected_does_not_fit", s.rejected}, {"runners_up", list}};
+}
+
 }  // namespace ptdp

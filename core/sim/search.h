@@ -25,4 +25,18 @@ struct Candidate {
 std::vector<Candidate> search_plans(const Config& base, const SearchSpace& space, const Calibration* calibration,
                                     int* rejected = nullptr);
 
+// A search and its choice: the best candidate, or (`found` false, when no plan
+// fits) the plan as given, projected to show how far it is from fitting.
+struct SearchOutcome {
+  Candidate best;
+  std::vector<Candidate> ranked;  // every candidate that fits, best first
+  int rejected = 0;               // candidates that did not fit
+  bool found = false;
+};
+SearchOutcome project_best(const Config& base, const SearchSpace& space, const Calibration* calibration);
+
+// {"candidates", "rejected_does_not_fit", "runners_up": [{"plan", "iteration_s", "model_tflops_per_gpu"}]},
+// at most `top` runners-up.
+nlohmann::json search_summary(const SearchOutcome& s, int top);
+
 }  // namespace ptdp

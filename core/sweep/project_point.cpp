@@ -43,22 +43,17 @@ PointOutcome project_point(const Sweep& sweep, const SweepPoint& point, const Ca
   Projection proj;
   nlohmann::json search;
   if (searches(sweep)) {
-    int rejected = 0;
-    auto found = search_plans(cfg, space_of(sweep, cfg), calibration, &rejected);
-    if (found.empty()) {
-      proj = project(cfg, calibration);  // the plan as given, to show how far it is from fitting
-      search = {{"candidates", 0}, {"rejected_does_not_fit", rejected}};
-    } else {
-      cfg = found.front().config;
-      proj = std::move(found.front().projection);
-      search = {{"candidates", found.size()}, {"rejected_does_not_fit", rejected}};
-    }
+    SearchOutcome found = project_best(cfg, space_of(sweep, cfg), calibration);
+    search = search_summary(found, 0);
+    cfg = found.best.config;
+    proj = std::move(found.best.projection);
   } else {
     proj = project(cfg, calibration);
   }
-  out.result = projection_result(cfg, proj, calibration);
-  if (!search.is_null()) out.result["search"] = search;
-  out.result["sweep"] = sweep_tag(sweep, point);
+  RunResult result = projected_result(cfg, proj, calibration);
+  if (!search.is_null()) result.extra["search"] = search;
+  result.extra["sweep"] = sweep_tag(sweep, point);
+  out.result = to_json(result);
   if (!proj.fits) {
     out.status = PointStatus::does_not_fit;
     out.reason = "needs " + std::to_string(proj.peak_bytes) + " bytes per GPU";

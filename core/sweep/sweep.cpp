@@ -237,8 +237,6 @@ std::optional<SweepMode> sweep_mode_from_string(const std::string& text) {
   return std::nullopt;
 }
 
-std::string to_string(PointMode m) { return m == PointMode::measured ? "measured" : "projected"; }
-
 std::string to_string(PointStatus s) {
   switch (s) {
     case PointStatus::ok: return "ok";

@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config/config.h"
+#include "core/metrics/result.h"
 
 namespace ptdp {
 
@@ -48,10 +49,6 @@ struct SweepPoint {
 enum class SweepMode : std::uint8_t { measure, project, automatic };
 std::string to_string(SweepMode m);
 std::optional<SweepMode> sweep_mode_from_string(const std::string& text);
-
-// How a point's value was obtained; JSON "measured" | "projected".
-enum class PointMode : std::uint8_t { measured, projected };
-std::string to_string(PointMode m);
 
 // How a point's run ended; JSON spells each as its name ("does_not_fit").
 enum class PointStatus : std::uint8_t { ok, does_not_fit, refused, failed, timeout, oom };

@@ -28,7 +28,7 @@ json header(const Sweep& s) {
 
 }  // namespace
 
-std::string point_key(const Sweep& sweep, const SweepPoint& point, PointMode mode) {
+std::string point_key(const Sweep& sweep, const SweepPoint& point, ResultMode mode) {
   return sweep.name + "#" + std::to_string(point.index) + ":" + to_string(mode) + ":" + point.overrides.dump();
 }
 

@@ -19,7 +19,7 @@ enum class Acceptance : std::uint8_t { none, pass, fail };
 
 // What a point's run produced, before it becomes a record.
 struct PointRun {
-  PointMode mode = PointMode::projected;
+  ResultMode mode = ResultMode::projected;
   PointStatus status = PointStatus::failed;
   std::string reason;
   double seconds = 0;
@@ -27,7 +27,7 @@ struct PointRun {
 };
 
 // Unique per (sweep, point, mode): name#index:mode:overrides.
-std::string point_key(const Sweep& sweep, const SweepPoint& point, PointMode mode);
+std::string point_key(const Sweep& sweep, const SweepPoint& point, ResultMode mode);
 
 // The value of a metric path ("model_tflops_per_gpu", "bubble.analytical") in result.metrics.
 std::optional<double> metric_value(const nlohmann::json& result, const std::string& metric);

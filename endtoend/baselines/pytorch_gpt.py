@@ -272,7 +272,7 @@ def main():
     metrics["memory_bytes"] = {"peak_measured": peak}
     metrics["loss"], metrics["grad_norm"] = losses, norms
     cuda = args.device == "cuda"
-    result = {"schema": "ptdp.result/1", "system": "pytorch", "mode": "measured", "model": model_cfg, "plan": plan,
+    result = {"schema": "ptdp.result/2", "system": "pytorch", "mode": "measured", "model": model_cfg, "plan": plan,
               "machine": machine, "optimizer": optimizer_cfg, "software": software_info(torch),
               "run": {"device": args.device, "ranks": 1, "iterations": args.iterations, "warmup": args.warmup,
                       "data": "synthetic (uniform random tokens)",

@@ -45,9 +45,9 @@ TEST(Launch, EightRanksInterleavedReproduceTheSingleRankLosses) {
   const auto& bubble = rb["metrics"]["bubble"];
   EXPECT_DOUBLE_EQ(bubble["analytical"].get<double>(), 1.0 / (2 * 4));  // (p−1)/(v·m), m = 8/(1·2)
   EXPECT_GE(bubble["measured"].get<double>(), 0.0);
-  EXPECT_EQ(bubble["measured_per_rank"].size(), 8u);
+  EXPECT_EQ(bubble["per_rank"]["measured"].size(), 8u);
   EXPECT_EQ(rb["run"]["ranks"], 8);
-  EXPECT_EQ(rb["metrics"]["memory_bytes"]["peak_measured_per_rank"].size(), 8u);
+  EXPECT_EQ(rb["metrics"]["memory_bytes"]["per_rank"]["measured"].size(), 8u);
   EXPECT_GT(rb["metrics"]["communication"]["tp_bytes"].get<double>(), 0);
   EXPECT_GT(rb["metrics"]["communication"]["pp_bytes"].get<double>(), 0);
   EXPECT_GT(rb["metrics"]["communication"]["dp_bytes"].get<double>(), 0);

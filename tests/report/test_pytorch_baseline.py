@@ -57,7 +57,7 @@ class BaselineRun(unittest.TestCase):
                             "--device", "cpu", "--iterations", "2", "--warmup", "1", "--no-compile",
                             "--out", str(out)], check=True, capture_output=True, timeout=600)
             r = json.loads(out.read_text())
-        self.assertEqual((r["schema"], r["system"], r["mode"]), ("ptdp.result/1", "pytorch", "measured"))
+        self.assertEqual((r["schema"], r["system"], r["mode"]), ("ptdp.result/2", "pytorch", "measured"))
         m = r["metrics"]
         self.assertGreater(m["iteration_s"]["median"], 0)
         self.assertAlmostEqual(m["hfu"], m["mfu"])  # recompute none

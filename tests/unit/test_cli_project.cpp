@@ -24,7 +24,7 @@ TEST(CliProject, WritesAProjectedResultOfTheSameSchema) {
                                        " --out r.json --trace t.json", dir);
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(test::read_file(dir.path() / "r.json"));
-  EXPECT_EQ(j["schema"], "ptdp.result/1");
+  EXPECT_EQ(j["schema"], "ptdp.result/2");
   EXPECT_EQ(j["mode"], "projected");
   EXPECT_TRUE(j["projection"]["calibration"].is_null());
   const auto& m = j["metrics"];
@@ -34,7 +34,7 @@ TEST(CliProject, WritesAProjectedResultOfTheSameSchema) {
   EXPECT_DOUBLE_EQ(m["bubble"]["analytical"].get<double>(), 1.0 / 32);
   EXPECT_GT(m["bubble"]["simulated"].get<double>(), 0);
   EXPECT_TRUE(m["memory_bytes"]["fits"].get<bool>());
-  EXPECT_EQ(m["memory_bytes"]["model_per_stage"].size(), 2u);
+  EXPECT_EQ(m["memory_bytes"]["per_stage"]["model"].size(), 2u);
   const auto trace = nlohmann::json::parse(test::read_file(dir.path() / "t.json"));
   EXPECT_GT(trace["traceEvents"].size(), 100u);
 }

@@ -2,6 +2,7 @@
 // refused input (exit 2, every field named, no file left behind).
 #include <gtest/gtest.h>
 
+#include "core/metrics/result.h"
 #include "tests/cli_test_util.h"
 
 namespace ptdp {
@@ -21,7 +22,7 @@ TEST(CliTrain, WritesAMeasuredResultWithFallingLoss) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("iter   20/20"), std::string::npos) << r.out;
   const auto j = nlohmann::json::parse(test::read_file(dir.path() / "r.json"));
-  EXPECT_EQ(j["schema"], "ptdp.result/1");
+  EXPECT_EQ(j["schema"], "ptdp.result/2");
   EXPECT_EQ(j["mode"], "measured");
   EXPECT_EQ(j["model"]["ffn_hidden"], 256);
   EXPECT_EQ(j["plan"]["global_batch"], 8);
@@ -42,6 +43,14 @@ TEST(CliTrain, WritesAMeasuredResultWithFallingLoss) {
   EXPECT_DOUBLE_EQ(m["peak_tflops_used"].get<double>(), peak);
   EXPECT_NEAR(m["percent_of_peak"].get<double>(), 100 * m["model_tflops_per_gpu"].get<double>() / peak, 1e-9);
   EXPECT_EQ(m["bubble"]["analytical"], 0.0);
+  EXPECT_NEAR(m["bubble"]["simulated"].get<double>(), 0.0, 1e-12);  // p = 1: the replay has no bubble either
+  // The same configuration projected beside the measurement, under the same keys.
+  const auto& projected = j["projected"]["metrics"];
+  EXPECT_GT(projected["iteration_s"]["median"].get<double>(), 0);
+  EXPECT_EQ(projected["memory_bytes"]["per_stage"]["model"].size(), 1u);
+  EXPECT_EQ(projected["memory_bytes"]["model"], m["memory_bytes"]["model"]);  // one memory model
+  // The reader takes the file back whole.
+  EXPECT_EQ(to_json(read_result(j)), j);
   const auto trace = nlohmann::json::parse(test::read_file(dir.path() / "t.json"));
   EXPECT_GE(trace["traceEvents"].size(), 8u);  // 4 forwards and 4 backwards at least
 }

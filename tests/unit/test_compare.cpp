@@ -11,9 +11,9 @@ namespace {
 using json = nlohmann::json;
 using test::ScratchDir;
 
-// A ptdp.result/1 with the figures compare reads; tp tells configurations apart.
+// A ptdp.result/2 with the figures compare reads; tp tells configurations apart.
 json result(const std::string& mode, int tp, double tflops, double iteration_s) {
-  json r = {{"schema", "ptdp.result/1"},
+  json r = {{"schema", "ptdp.result/2"},
             {"mode", mode},
             {"model", {{"layers", 2}, {"hidden", 64}}},
             {"plan", {{"tp", tp}, {"pp", 2}, {"dp", 1}, {"micro_batch", 1}, {"virtual_stages", 2},
@@ -51,7 +51,7 @@ std::string error_of(const json& doc) {
 TEST(Compare, ReadsASingleResultAsOneEntry) {
   const auto entries = compare_entries(result("measured", 8, 100, 1), "r.json");
   ASSERT_EQ(entries.size(), 1u);
-  EXPECT_EQ(entries[0].mode, "measured");
+  EXPECT_EQ(entries[0].mode, ResultMode::measured);
   EXPECT_EQ(entries[0].label, "t8 p2 d1 b1 v2 interleaved");
 }
 
@@ -156,8 +156,8 @@ TEST(Compare, AMeasuredResultIsNeverComparedWithAProjectedOne) {
   EXPECT_TRUE(c.rows.empty());
   EXPECT_EQ(c.regressions, 0);
   ASSERT_EQ(c.mode_differs.size(), 1u);
-  EXPECT_EQ(c.mode_differs[0].base_mode, "measured");
-  EXPECT_EQ(c.mode_differs[0].new_mode, "projected");
+  EXPECT_EQ(c.mode_differs[0].base_mode, ResultMode::measured);
+  EXPECT_EQ(c.mode_differs[0].new_mode, ResultMode::projected);
   EXPECT_TRUE(c.only_in_base.empty() && c.only_in_new.empty());
 }
 
@@ -165,7 +165,7 @@ TEST(Compare, ASweepWithBothModesMatchesEachModeWithItsOwn) {
   json m = sweep_point("a", 2, result("measured", 8, 100, 1)), p = sweep_point("a", 2, result("projected", 8, 120, 1));
   const Comparison c = compare(sweep({m, p}), sweep({p, m}));
   ASSERT_EQ(c.rows.size(), 2u);
-  EXPECT_EQ(c.rows[0].mode, "measured");
+  EXPECT_EQ(c.rows[0].mode, ResultMode::measured);
   EXPECT_DOUBLE_EQ(*c.rows[0].tflops.delta_pct, 0.0);
   EXPECT_TRUE(c.mode_differs.empty());
 }

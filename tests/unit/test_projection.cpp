@@ -104,7 +104,7 @@ TEST(Projection, APlanThatCannotFitIsFlagged) {
   const Projection p = project(c, nullptr);
   EXPECT_FALSE(p.fits);
   EXPECT_GT(p.peak_bytes, c.machine.memory_bytes);
-  const auto r = projection_result(c, p, nullptr);
+  const auto r = to_json(projected_result(c, p, nullptr));
   EXPECT_EQ(r["metrics"]["memory_bytes"]["fits"], false);
   EXPECT_GT(r["does_not_fit"]["peak_bytes"].get<double>(), r["does_not_fit"]["available_bytes"].get<double>());
   c.plan.recompute = Recompute::full;
@@ -155,7 +155,7 @@ TEST(Calibration, ASlowerGemmTableGivesASlowerProjection) {
   ASSERT_EQ(again.gemms.size(), 1u);
   const double base = project(c, nullptr).iteration_s, slower = project(c, &again).iteration_s;
   EXPECT_GT(slower, 1.3 * base);
-  const auto r = projection_result(c, project(c, &again), &again);
+  const auto r = to_json(projected_result(c, project(c, &again), &again));
   EXPECT_EQ(r["projection"]["calibration"], "slow");
   EXPECT_THROW(Calibration::from_json({{"schema", "nope"}}, "x"), std::runtime_error);
   EXPECT_THROW(Calibration::from_json({{"schema", kCalibrationSchema}, {"gemms", {{{"m", 1}}}}}, "x"),

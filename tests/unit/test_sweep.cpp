@@ -137,8 +137,8 @@ TEST(Sweep, ModesAndStatusesKeepTheirJsonSpellings) {
     EXPECT_EQ(sweep_mode_from_string(to_string(m)), m);
   EXPECT_EQ(to_string(SweepMode::automatic), "auto");
   EXPECT_FALSE(sweep_mode_from_string("measured"));
-  EXPECT_EQ(to_string(PointMode::measured), "measured");
-  EXPECT_EQ(to_string(PointMode::projected), "projected");
+  EXPECT_EQ(std::string(to_string(ResultMode::measured)), "measured");
+  EXPECT_EQ(std::string(to_string(ResultMode::projected)), "projected");
   for (const PointStatus s : {PointStatus::ok, PointStatus::does_not_fit, PointStatus::refused, PointStatus::failed,
                               PointStatus::timeout, PointStatus::oom})
     EXPECT_EQ(point_status_from_string(to_string(s)), s);

@@ -105,7 +105,7 @@ TEST(Utilization, ProjectedResultOfTheCampaignConfigCarriesThem) {
   const Config cfg = load_config(std::string(PTDP_SOURCE_DIR) + "/endtoend/configs/gpt-1.7b-h100.json",
                                  default_machines_dir());
   const Projection proj = project(cfg, nullptr);
-  const auto m = projection_result(cfg, proj, nullptr)["metrics"];
+  const auto m = to_json(projected_result(cfg, proj, nullptr))["metrics"];
   const Utilization u =
       utilization(cfg.model, cfg.plan, proj.iteration_s, cfg.machine.peak_for(to_string(cfg.plan.precision)));
   EXPECT_GT(u.mfu, 0);

@@ -1,0 +1,169 @@
+// Timing iterations, and the measured result gathered from every rank.
+#include "core/runtime/measured_run.h"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+
+#include "core/comm/host_gather.h"
+#include "core/metrics/result_io.h"
+#include "core/schedule/registry.h"
+#include "core/sim/projected_memory.h"
+#include "core/sim/projector.h"
+#include "core/sim/replay.h"
+#include "core/tensor/allocator.h"
+
+namespace ptdp {
+
+namespace {
+
+double mean(const std::vector<double>& v) {
+  return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+// Every rank's events of the last iteration, gathered to all ranks.
+Timeline gather_timeline(Communicator& world, const Timeline& mine) {
+  Timeline all;
+  for (const auto& t : gather_host(world, pack_timeline(mine)))
+    for (const auto& e : unpack_timeline(t)) all.push_back(e);
+  return all;
+}
+
+// Per-stage means of per-world-rank values.
+std::vector<double> stage_means(const Topology& topo, const std::vector<double>& per_rank) {
+  std::vector<double> sum(static_cast<std::size_t>(topo.p), 0.0), n(sum.size(), 0.0);
+  for (std::size_t r = 0; r < per_rank.size(); ++r) {
+    const auto s = static_cast<std::size_t>(topo.coord(static_cast<int>(r)).pp);
+    sum[s] += per_rank[r], n[s] += 1;
+  }
+  for (std::size_t s = 0; s < sum.size(); ++s) sum[s] = n[s] > 0 ? sum[s] / n[s] : 0.0;
+  return sum;
+}
+
+std::vector<std::int64_t> gather_bytes(Communicator& world, std::int64_t mine) {
+  std::vector<std::int64_t> out;
+  for (const double v : gather_host(world, static_cast<double>(mine))) out.push_back(static_cast<std::int64_t>(v));
+  return out;
+}
+
+// The run's bubble: measured per rank, and the last iteration's measured
+// instruction times replayed through the simulator (the first rank of each stage).
+BubbleFigures bubble_figures(const Config& cfg, const TrainSeries& s, const Topology& topo) {
+  BubbleFigures b;
+  b.analytical = analytical_bubble(cfg.plan);
+  if (s.seconds.empty()) return b;
+  b.measured_per_rank = s.bubble;
+  b.measured_per_stage = stage_means(topo, s.bubble);
+  b.measured = mean(b.measured_per_stage);
+  b.idle_share = mean(stage_means(topo, s.idle_share));
+  const Plan& p = cfg.plan;
+  const auto programs = build_pipeline(p.schedule, p.pp, p.micro_batches(), p.virtual_stages);
+  const auto stage_of = [&topo](int rank) {
+    const Coord c = topo.coord(rank);
+    return c.tp == 0 && c.dp == 0 ? c.pp : -1;
+  };
+  const BubbleStats replayed = pipeline_bubble(simulate_pipeline(programs, costs_from_timeline(s.last_timeline, p.pp, stage_of)));
+  b.simulated = replayed.mean_bubble;
+  b.simulated_per_stage = replayed.bubble;
+  return b;
+}
+
+MemoryFigures memory_figures(const Config& cfg, const ProcessGroups& g, const Backend& b, Communicator& world) {
+  MemoryFigures m;
+  const Plan& p = cfg.plan;
+  const MemoryTraits traits = memory_traits(b.ops->device(), p.precision, p.attention == Attention::flash);
+  const auto programs = build_pipeline(p.schedule, p.pp, p.micro_batches(), p.virtual_stages);
+  for (int r = 0; r < p.pp; ++r)
+    m.model_per_stage.push_back(memory_model(cfg.model, p, traits, r, programs[static_cast<std::size_t>(r)]));
+  m.measured_per_rank = gather_bytes(world, b.allocator->stats().peak_bytes);
+  m.measured_per_stage.assign(static_cast<std::size_t>(p.pp), 0);
+  for (std::size_t r = 0; r < m.measured_per_rank.size(); ++r) {
+    auto& stage = m.measured_per_stage[static_cast<std::size_t>(g.topology.coord(static_cast<int>(r)).pp)];
+    stage = std::max(stage, m.measured_per_rank[r]);
+  }
+  m.peak_measured = *std::max_element(m.measured_per_rank.begin(), m.measured_per_rank.end());
+  m.available = cfg.machine.memory_bytes - cfg.machine.memory_reserved_bytes;
+  m.fits = fits(cfg.machine, m.peak_model());
+  // The device's view (GPU): the pool's reserved and used peaks, cudaMemGetInfo at the tensor peak.
+  const Backend::DeviceMemory d = b.device_memory();
+  const std::pair<const char*, std::int64_t> device[] = {{"pool_reserved_peak", d.pool_reserved_peak},
+                                                         {"pool_used_peak", d.pool_used_peak},
+                                                         {"device_used_at_peak", d.device_used_at_peak}};
+  for (const auto& [key, value] : device) {
+    const auto per_rank = gather_bytes(world, value);
+    if (per_rank.front() >= 0) m.device_per_rank[key] = per_rank;
+  }
+  return m;
+}
+
+CommunicationFigures communication_figures(const ProcessGroups& g, Communicator& world, int iterations) {
+  const auto per_iteration = [&](const Communicator& c) {
+    const auto all = gather_host(world, static_cast<double>(c.stats().bytes));
+    return std::accumulate(all.begin(), all.end(), 0.0) / iterations;
+  };
+  return {per_iteration(*g.tp), per_iteration(*g.pp), per_iteration(*g.dp), per_iteration(*g.embedding)};
+}
+
+// The same configuration projected, with the memory model of this run's tensors.
+void attach_projection(const Config& cfg, const Calibration* calibration, RunResult& r) {
+  const ConfigErrors errors = check_projectable(cfg);
+  if (!errors.empty()) {
+    r.projected_error = errors.front().field + ": " + errors.front().message;
+    return;
+  }
+  try {
+    r.projected = std::make_shared<RunResult>(projected_result(cfg, project(cfg, calibration), calibration));
+  } catch (const std::runtime_error& e) {  // a calibration that cannot serve this plan
+    r.projected_error = e.what();
+  }
+}
+
+}  // namespace
+
+TrainSeries run_iterations(Trainer& trainer, Communicator& world, int iterations, int warmup,
+                           const IterationHooks& hooks) {
+  TrainSeries s;
+  s.bubble.assign(static_cast<std::size_t>(world.size()), 0.0);
+  s.idle_share = s.bubble;
+  const double timed = std::max(1, iterations - warmup);
+  for (int it = 0; it < iterations; ++it) {
+    hooks.before(it);
+    const IterationRecord rec = trainer.step(it);
+    hooks.after(it, rec);
+    s.loss.push_back(rec.loss);
+    s.grad_norm.push_back(rec.grad_norm);
+    if (it < warmup) continue;
+    s.seconds.push_back(rec.seconds);
+    s.last_timeline = gather_timeline(world, trainer.last_timeline());
+    const BubbleStats b = pipeline_bubble(s.last_timeline);
+    for (std::size_t r = 0; r < b.ranks.size(); ++r) {
+      s.bubble[static_cast<std::size_t>(b.ranks[r])] += b.bubble[r] / timed;
+      s.idle_share[static_cast<std::size_t>(b.ranks[r])] += b.idle_share[r] / timed;
+    }
+  }
+  return s;
+}
+
+RunResult measured_result(const Config& cfg, const TrainSeries& series, const ProcessGroups& groups,
+                          const Backend& backend, Communicator& world, nlohmann::json provenance,
+                          const Calibration* calibration) {
+  RunResult r;
+  r.mode = ResultMode::measured;
+  r.config = cfg;
+  r.vocab_padded = cfg.model.padded_vocab();
+  r.software = software_info();
+  for (const auto& [key, value] : backend.info.items())
+    if (key == "driver" || key == "cuda_runtime" || key == "cublaslt" || key == "nccl") r.software[key] = value;
+  r.provenance = std::move(provenance);
+  r.iteration_s = series.seconds;
+  r.loss = series.loss;
+  r.grad_norm = series.grad_norm;
+  r.memory = memory_figures(cfg, groups, backend, world);
+  r.communication = communication_figures(groups, world, static_cast<int>(series.loss.size()));
+  if (world.rank() != 0) return r;  // the gathers above are collective; the rest is rank 0's
+  r.bubble = bubble_figures(cfg, series, groups.topology);
+  attach_projection(cfg, calibration, r);
+  return r;
+}
+
+}  // namespace ptdp

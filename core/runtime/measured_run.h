@@ -1,0 +1,44 @@
+// A measured training run: iterations timed on every rank, then one RunResult
+// on rank 0 with the figures gathered from all ranks, the run's own costs
+// replayed through the simulator (bubble.simulated), and the projection of the
+// same configuration beside it. Collective over `world`.
+#pragma once
+#include <functional>
+#include <vector>
+
+#include "core/comm/process_groups.h"
+#include "core/metrics/result.h"
+#include "core/metrics/timeline.h"
+#include "core/runtime/backend.h"
+#include "core/runtime/trainer.h"
+
+namespace ptdp {
+
+class Calibration;
+
+// What every rank keeps of its iterations.
+struct TrainSeries {
+  std::vector<double> seconds;             // timed iterations (after the warm-up)
+  std::vector<double> loss, grad_norm;     // every iteration
+  std::vector<double> bubble, idle_share;  // per world rank, means over the timed iterations
+  Timeline last_timeline;                  // all ranks' events of the last timed iteration
+};
+
+// Called on every rank: before iteration `it` starts, and after it with its record.
+struct IterationHooks {
+  std::function<void(int it)> before = [](int) {};
+  std::function<void(int it, const IterationRecord& rec)> after = [](int, const IterationRecord&) {};
+};
+
+// Runs `iterations` iterations, the first `warmup` untimed.
+TrainSeries run_iterations(Trainer& trainer, Communicator& world, int iterations, int warmup,
+                           const IterationHooks& hooks);
+
+// The measured result (valid on rank 0; other ranks only take part in the
+// gathers). `provenance` is the result's "run" block; `calibration` (may be
+// null) serves the projection beside it.
+RunResult measured_result(const Config& cfg, const TrainSeries& series, const ProcessGroups& groups,
+                          const Backend& backend, Communicator& world, nlohmann::json provenance,
+                          const Calibration* calibration);
+
+}  // namespace ptdp
