@@ -56,6 +56,8 @@ Command add_sweep_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--point-delay-ms", o->delay_ms, "Testing aid: each projected point waits this long first");
   sub->add_option("--crash-point", o->crash_point, "Testing aid: the process of this point index crashes");
+  sub->add_option("--oom-point", o->oom_point,
+                  "Testing aid: the last rank of this measured point runs out of memory");
   return {sub, [o, mode] {
             if (!mode->empty()) o->mode = sweep_mode_from_string(*mode);
             return run_sweep(*o);

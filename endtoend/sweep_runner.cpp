@@ -107,6 +107,8 @@ class Runner {
                                "--iterations", std::to_string(sweep_.train_iterations), "--warmup",
                                std::to_string(sweep_.train_warmup), "--out", r.output.string()});
       if (opt_.crash_point == t.point->index) argv.insert(argv.end(), {"--fault", "kill:0:1"});
+      if (opt_.oom_point == t.point->index)
+        argv.insert(argv.end(), {"--fault", "oom:" + std::to_string(ranks - 1) + ":1"});
     }
     r.child = std::make_unique<ChildProcess>(argv, r.log);
     running_.push_back(std::move(r));

@@ -19,6 +19,7 @@ struct SweepOptions {
   int max_ranks = 8;       // the most ranks a measured CPU point may use here
   int delay_ms = 0;        // testing aid: each projected point sleeps this long first
   int crash_point = -1;    // testing aid: this point's process crashes
+  int oom_point = -1;      // testing aid: this measured point's last rank runs out of memory
 };
 
 // Runs the sweep; returns the exit status (0 done, 1 a point failed or missed

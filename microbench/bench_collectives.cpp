@@ -164,8 +164,7 @@ int main(int argc, char** argv) {
   bench::add_context(o, cfg, backend.info, session.library_version());
   bench::Suite suite(backend, host, comm);
   suite.per_node_ = bench::ranks_per_node(host);
-  for (auto c : {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter, Collective::broadcast,
-                 Collective::send_recv})
+  for (const Collective c : kCollectives)
     for (std::int64_t bytes = 8; bytes <= o.max_bytes; bytes *= 4) suite.add(c, bytes, "");
   if (!o.config.empty()) bench::add_config_sizes(suite, cfg);
   if (host.rank() == 0) {

@@ -14,6 +14,12 @@ std::string collective_name(Collective c) {
   return "?";
 }
 
+std::optional<Collective> collective_from_name(std::string_view name) {
+  for (const Collective c : kCollectives)
+    if (collective_name(c) == name) return c;
+  return std::nullopt;
+}
+
 double bus_factor(Collective c, int ranks) {
   const double n = ranks;
   switch (c) {

@@ -1,4 +1,4 @@
-// Names of communication groups and operations, for traces.
+// Names of communication groups, for traces.
 #include "core/comm/recording_communicator.h"
 
 namespace ptdp {
@@ -11,17 +11,6 @@ const char* comm_group_name(CommGroup g) {
     case CommGroup::model_parallel: return "mp";
     case CommGroup::embedding: return "embedding";
     case CommGroup::none: break;
-  }
-  return "";
-}
-
-const char* comm_op_name(CommOp op) {
-  switch (op) {
-    case CommOp::all_reduce: return "all_reduce";
-    case CommOp::all_gather: return "all_gather";
-    case CommOp::reduce_scatter: return "reduce_scatter";
-    case CommOp::broadcast: return "broadcast";
-    case CommOp::none: break;
   }
   return "";
 }

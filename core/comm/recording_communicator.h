@@ -14,7 +14,7 @@ namespace ptdp {
 
 struct CommWait {
   CommGroup group = CommGroup::none;
-  CommOp op = CommOp::none;
+  Collective op = Collective::all_reduce;
   double start_s = 0, end_s = 0;  // seconds from the recorder's origin
 };
 
@@ -55,21 +55,21 @@ class RecordingCommunicator final : public Communicator {
   std::string backend() const override { return inner_->backend(); }
   const CommStats& stats() const override { return inner_->stats(); }
   void all_reduce(void* buf, std::int64_t count, DType type, ReduceOp op) override {
-    timed(CommOp::all_reduce, [&] { inner_->all_reduce(buf, count, type, op); });
+    timed(Collective::all_reduce, [&] { inner_->all_reduce(buf, count, type, op); });
   }
   void all_gather(const void* send, void* recv, std::int64_t count, DType type) override {
-    timed(CommOp::all_gather, [&] { inner_->all_gather(send, recv, count, type); });
+    timed(Collective::all_gather, [&] { inner_->all_gather(send, recv, count, type); });
   }
   void reduce_scatter(const void* send, void* recv, std::int64_t count, DType type, ReduceOp op) override {
-    timed(CommOp::reduce_scatter, [&] { inner_->reduce_scatter(send, recv, count, type, op); });
+    timed(Collective::reduce_scatter, [&] { inner_->reduce_scatter(send, recv, count, type, op); });
   }
   void broadcast(void* buf, std::int64_t count, DType type, int root) override {
-    timed(CommOp::broadcast, [&] { inner_->broadcast(buf, count, type, root); });
+    timed(Collective::broadcast, [&] { inner_->broadcast(buf, count, type, root); });
   }
   double all_reduce_host(double value, ReduceOp op) override { return inner_->all_reduce_host(value, op); }
   std::unique_ptr<Request> all_reduce_overlapped(void* buf, std::int64_t count, DType type, ReduceOp op) override {
     std::unique_ptr<Request> r;
-    timed(CommOp::all_reduce, [&] { r = inner_->all_reduce_overlapped(buf, count, type, op); });
+    timed(Collective::all_reduce, [&] { r = inner_->all_reduce_overlapped(buf, count, type, op); });
     return r;
   }
   std::unique_ptr<Request> isend(const void* buf, std::int64_t count, DType type, int peer, int tag) override {
@@ -90,7 +90,7 @@ class RecordingCommunicator final : public Communicator {
 
  private:
   template <class F>
-  void timed(CommOp op, F&& f) {
+  void timed(Collective op, F&& f) {
     if (!recorder_.active()) return f();
     const auto t0 = std::chrono::steady_clock::now();
     f();

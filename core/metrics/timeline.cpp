@@ -5,6 +5,16 @@
 #include <map>
 
 namespace ptdp {
+namespace {
+
+// The comm field as a number, for packing and trace args: 0 for an instruction.
+int comm_code(const std::optional<Collective>& c) { return c ? 1 + static_cast<int>(*c) : 0; }
+std::optional<Collective> comm_from_code(int code) {
+  if (code == 0) return std::nullopt;
+  return static_cast<Collective>(code - 1);
+}
+
+}  // namespace
 
 BubbleStats pipeline_bubble(const Timeline& events) {
   BubbleStats stats;
@@ -36,7 +46,7 @@ std::vector<double> pack_timeline(const Timeline& events) {
   for (const auto& e : events) {
     out.insert(out.end(), {static_cast<double>(e.rank), static_cast<double>(e.instr.op), static_cast<double>(e.instr.mb),
                            static_cast<double>(e.instr.chunk), e.start_s, e.end_s, static_cast<double>(e.group),
-                           static_cast<double>(e.comm)});
+                           static_cast<double>(comm_code(e.comm))});
   }
   return out;
 }
@@ -52,7 +62,7 @@ Timeline unpack_timeline(const std::vector<double>& packed) {
     e.start_s = packed[i + 4];
     e.end_s = packed[i + 5];
     e.group = static_cast<CommGroup>(static_cast<int>(packed[i + 6]));
-    e.comm = static_cast<CommOp>(static_cast<int>(packed[i + 7]));
+    e.comm = comm_from_code(static_cast<int>(packed[i + 7]));
     out.push_back(e);
   }
   return out;
@@ -66,7 +76,7 @@ nlohmann::json chrome_trace(const Timeline& events, const std::string& title) {
     shown.peer = -1;
     const std::string name = e.is_instruction()
                                  ? to_string(shown)
-                                 : std::string(comm_group_name(e.group)) + " " + comm_op_name(e.comm);
+                                 : std::string(comm_group_name(e.group)) + " " + collective_name(*e.comm);
     list.push_back({{"name", name},
                     {"cat", e.is_instruction() && is_compute(e.instr.op) ? "compute" : "communication"},
                     {"ph", "X"},
@@ -75,7 +85,7 @@ nlohmann::json chrome_trace(const Timeline& events, const std::string& title) {
                     {"ts", e.start_s * 1e6},
                     {"dur", (e.end_s - e.start_s) * 1e6},
                     {"args", {{"op", static_cast<int>(e.instr.op)}, {"mb", e.instr.mb}, {"chunk", e.instr.chunk},
-                              {"group", static_cast<int>(e.group)}, {"comm", static_cast<int>(e.comm)}}}});
+                              {"group", static_cast<int>(e.group)}, {"comm", comm_code(e.comm)}}}});
     ranks.push_back(e.rank);
   }
   std::sort(ranks.begin(), ranks.end());
@@ -102,7 +112,7 @@ Timeline timeline_from_chrome_trace(const nlohmann::json& trace) {
     t.instr.mb = a.at("mb").get<int>();
     t.instr.chunk = a.at("chunk").get<int>();
     t.group = static_cast<CommGroup>(a.at("group").get<int>());
-    t.comm = static_cast<CommOp>(a.at("comm").get<int>());
+    t.comm = comm_from_code(a.at("comm").get<int>());
     t.start_s = e.at("ts").get<double>() * 1e-6;
     t.end_s = t.start_s + e.at("dur").get<double>() * 1e-6;
     out.push_back(t);

@@ -3,6 +3,7 @@
 // measured bubble and a Chrome trace (opens in Perfetto, a track per rank).
 #pragma once
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,15 +14,15 @@
 
 namespace ptdp {
 
-// An instruction, or (comm != none) a collective wait nested inside `instr`.
+// An instruction, or (comm set) a collective wait nested inside `instr`.
 struct TimelineEvent {
   int rank = 0;
   Instr instr{Op::forward};
   double start_s = 0;  // seconds from the start of the iteration
   double end_s = 0;
   CommGroup group = CommGroup::none;
-  CommOp comm = CommOp::none;
-  bool is_instruction() const { return comm == CommOp::none; }
+  std::optional<Collective> comm = std::nullopt;  // none: the instruction itself
+  bool is_instruction() const { return !comm.has_value(); }
 };
 
 using Timeline = std::vector<TimelineEvent>;
@@ -41,7 +42,9 @@ struct BubbleStats {
 };
 BubbleStats pipeline_bubble(const Timeline& events);
 
-// Events as flat numbers, for gathering over ranks: 8 doubles per event.
+// Events as flat numbers, for gathering over ranks: 8 doubles per event
+// (rank, op, mb, chunk, start, end, group, comm; comm 0 = an instruction,
+// 1 + the Collective otherwise, the same code as the trace's "comm" arg).
 std::vector<double> pack_timeline(const Timeline& events);
 Timeline unpack_timeline(const std::vector<double>& packed);
 

@@ -81,9 +81,9 @@ Calibration calibrate(const std::vector<std::filesystem::path>& files, const std
         } else if (label == "flash_attention") {
           attention.push_back(run.at("flops").get<double>() / s / 1e12);
           ++in.attention;
-        } else if (run.contains("bus_factor")) {
+        } else if (const auto coll = collective_from_name(label); coll && run.contains("bus_factor")) {
           const bool one_node = run.at("ranks_per_node").get<double>() >= run.at("ranks").get<double>();
-          collectives[collective_key(label, one_node)].push_back(
+          collectives[collective_key(*coll, one_node)].push_back(
               {run.at("bytes").get<double>(), s, run.at("bus_factor").get<double>()});
           ++in.collectives;
         }

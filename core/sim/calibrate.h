@@ -2,10 +2,10 @@
 // table the cost model reads: GEMM samples by shape ("gemm" runs), the achieved
 // bandwidth of memory-bound kernels ("memory" runs, median), the achieved rate
 // of fused attention ("flash_attention" runs, mean), and an α–β per collective
-// and link class (α: the smallest message's time; busbw: the median over the
-// large messages (≥ 1 MiB, else within 16× of the largest) of bus bytes /
-// (time − α); the link class is
-// intra_node when all ranks of the run share a node).
+// (runs labelled by collective_name, with a "bus_factor" counter) and link class
+// (α: the smallest message's time; busbw: the median over the large messages
+// (≥ 1 MiB, else within 16× of the largest) of bus bytes / (time − α); the link
+// class is intra_node when all ranks of the run share a node).
 #pragma once
 #include <filesystem>
 #include <string>

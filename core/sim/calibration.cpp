@@ -90,17 +90,13 @@ double Calibration::gemm_time_ratio(const GemmShape& g, const DeviceRates& rates
   return best->seconds / rates.analytical_gemm_seconds(best->shape);
 }
 
-const CollectiveRate* Calibration::collective(const std::string& key) const {
-  auto it = collectives.find(key);
+const CollectiveRate* Calibration::collective(Collective c, bool intra_node) const {
+  auto it = collectives.find(collective_key(c, intra_node));
   return it == collectives.end() ? nullptr : &it->second;
 }
 
-const CollectiveRate* Calibration::collective(Collective c, bool intra_node) const {
-  return collective(collective_key(collective_name(c), intra_node));
-}
-
-std::string collective_key(const std::string& collective, bool intra_node) {
-  return (intra_node ? "intra_node." : "inter_node.") + collective;
+std::string collective_key(Collective c, bool intra_node) {
+  return (intra_node ? "intra_node." : "inter_node.") + collective_name(c);
 }
 
 }  // namespace ptdp

@@ -46,11 +46,10 @@ struct Calibration {
   // measured / analytical time at the measured shape nearest to g; 1 without samples.
   double gemm_time_ratio(const GemmShape& g, const DeviceRates& rates) const;
   // Measured collective rate, or null when absent.
-  const CollectiveRate* collective(const std::string& key) const;
   const CollectiveRate* collective(Collective c, bool intra_node) const;
 };
 
-// "intra_node.<collective>" or "inter_node.<collective>": the key of a measured rate.
-std::string collective_key(const std::string& collective, bool intra_node);
+// "intra_node.<collective_name>" or "inter_node.<collective_name>": the key of a measured rate.
+std::string collective_key(Collective c, bool intra_node);
 
 }  // namespace ptdp

@@ -1,6 +1,7 @@
 // `ptdp train` under mpirun: an 8-rank 3D-parallel run reproduces the single-rank
 // losses and reports its bubble and trace; refused input is reported once; a
-// dead or silent rank ends the whole job with a non-zero status within 60 s.
+// dead or silent rank ends the whole job with a non-zero status within 60 s; a
+// rank out of memory ends it at once with the out-of-memory status.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -107,6 +108,17 @@ TEST(Launch, ASilentRankEndsTheJobAfterTheTimeout) {
   EXPECT_GE(f.seconds, 5.0);
   EXPECT_LT(f.seconds, 60.0);
   EXPECT_NE(f.run.err.find("did not complete within 5 s"), std::string::npos) << f.run.err;
+  EXPECT_FALSE(f.wrote_result);
+}
+
+// Open MPI's mpirun ends the job with the status of the first rank to exit
+// non-zero, so the sweep runner sees out-of-memory (4) from a multi-rank run.
+// The other rank is ended by mpirun, not by its communication timeout.
+TEST(Launch, ARankOutOfMemoryEndsTheJobWithTheOutOfMemoryStatus) {
+  const FaultyRun f = run_with_fault("oom", "--fault oom:1:1 --comm-timeout 20");
+  EXPECT_EQ(f.run.status, 4) << f.run.err;
+  EXPECT_LT(f.seconds, 20.0);
+  EXPECT_NE(f.run.err.find("ptdp train: rank 1: injected out of memory"), std::string::npos) << f.run.err;
   EXPECT_FALSE(f.wrote_result);
 }
 

@@ -1,6 +1,7 @@
 // `ptdp sweep --mode auto` on the CPU: points this machine can hold are
 // measured (`ptdp train`, under mpirun when they need several ranks), the same
-// sweep projected sits beside them, and a measured point that dies is recorded.
+// sweep projected sits beside them, and a measured point that dies or runs out
+// of memory is recorded.
 #include <gtest/gtest.h>
 
 #include "tests/cli_test_util.h"
@@ -43,15 +44,23 @@ TEST(SweepMeasured, AutoMeasuresCpuPointsAndProjectionSitsBeside) {
   }
 }
 
-TEST(SweepMeasured, AMeasuredPointThatDiesIsRecorded) {
-  test::ScratchDir dir("sweep-dies");
+// Runs the sweep with `testing_aid` striking point 1: the sweep exits 1, point 1
+// is recorded with `status` and the others are measured.
+void expect_point_1_recorded_as(const std::string& testing_aid, const std::string& status) {
+  test::ScratchDir dir("sweep-" + status);
   const auto sweep = dir.write("s.json", cpu_sweep().dump());
-  const auto r = test::run_command(test::ptdp_cli() + " sweep " + sweep.string() + " --out r.json --crash-point 1", dir);
+  const auto r = test::run_command(test::ptdp_cli() + " sweep " + sweep.string() + " --out r.json " + testing_aid, dir);
   EXPECT_EQ(r.status, 1);
   const json j = json::parse(test::read_file(dir.path() / "r.json"));
   ASSERT_EQ(j["points"].size(), 3u);
-  for (const auto& p : j["points"]) EXPECT_EQ(p["status"], p["index"] == 1 ? "failed" : "ok") << p.dump();
+  for (const auto& p : j["points"]) EXPECT_EQ(p["status"], p["index"] == 1 ? status : "ok") << p.dump();
 }
+
+TEST(SweepMeasured, AMeasuredPointThatDiesIsRecorded) { expect_point_1_recorded_as("--crash-point 1", "failed"); }
+
+// The runner tells out-of-memory by the exit status alone: here rank 1 of the
+// two-rank point runs out, and mpirun passes its status on.
+TEST(SweepMeasured, AMultiRankPointOutOfMemoryIsRecordedAsOom) { expect_point_1_recorded_as("--oom-point 1", "oom"); }
 
 }  // namespace
 }  // namespace ptdp

@@ -70,11 +70,11 @@ TEST(Calibrate, CollectivesFitAlphaAndBusBandwidthPerLinkClass) {
                     {"ranks", 2}, {"ranks_per_node", 2}});
   const auto file = dir.write("coll.json", json({{"context", json::object()}, {"benchmarks", runs}}).dump());
   const Calibration c = calibrate({file}, "a100-80gb");
-  const CollectiveRate* r = c.collective("intra_node.all_reduce");
+  const CollectiveRate* r = c.collective(Collective::all_reduce, true);
   ASSERT_NE(r, nullptr);
   EXPECT_NEAR(r->alpha_us, 10.0, 0.01);
   EXPECT_NEAR(r->busbw_gbs, 50.0, 0.5);
-  EXPECT_EQ(c.collective("inter_node.all_reduce"), nullptr);
+  EXPECT_EQ(c.collective(Collective::all_reduce, false), nullptr);
 }
 
 }  // namespace
