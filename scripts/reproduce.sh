@@ -27,12 +27,25 @@ if [ "$fresh" -eq 1 ]; then
 fi
 mkdir -p "$results"
 export OPENBLAS_NUM_THREADS=1
+
+# The device kind ("cpu" or "cuda") of a sweep's machine profile: CPU sweeps are
+# measured here, so their projection is written beside them.
+sweep_device() {
+  /usr/bin/python3 - "$1" <<'PY'
+import json, sys
+sweep = json.load(open(sys.argv[1]))
+machine = sweep.get("machine", sweep.get("base", {}).get("machine"))
+if isinstance(machine, str):
+    machine = json.load(open(f"sweeps/machines/{machine}.json"))
+print((machine or {}).get("device", "cuda"))
+PY
+}
 status=0
 for sweep in sweeps/*.json; do
   name=$(basename "$sweep" .json)
   echo "== $name"
   "$ptdp" sweep "$sweep" --mode auto --jobs 2 --out "$results/$name.json" | tail -n 1 || status=1
-  if grep -q '"machine": "cpu-host"' "$sweep"; then
+  if [ "$(sweep_device "$sweep")" = cpu ]; then
     "$ptdp" sweep "$sweep" --mode project --jobs 2 --out "$results/$name-projected.json" | tail -n 1 || status=1
   fi
 done
