@@ -11,13 +11,8 @@ namespace {
 std::int64_t i64(int x) { return static_cast<std::int64_t>(x); }
 }  // namespace
 
-MemoryTraits memory_traits(Device device, Precision precision, bool fused_attention) {
-  MemoryTraits tr;
-  const bool half = device == Device::cuda && precision != Precision::fp32;
-  tr.weight_bytes = half ? 2 : 4;
-  tr.master_weights = half;
-  tr.scores_materialized = !fused_attention;
-  return tr;
+MemoryTraits memory_traits(const Machine& machine, const Plan& plan) {
+  return memory_traits(machine.device, plan.precision, plan.attention == Attention::flash);
 }
 
 std::int64_t rank_parameter_count(const Model& m, const Plan& p, int pp_rank) {
@@ -37,23 +32,6 @@ std::int64_t rank_parameter_count(const Model& m, const Plan& p, int pp_rank) {
   return total;
 }
 
-std::int64_t layer_activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr) {
-  const std::int64_t n = i64(p.micro_batch) * m.seq_len, h = m.hidden, f = m.ffn(), t = p.tp;
-  const std::int64_t e = tr.weight_bytes, heads = m.heads / t;
-  if (p.recompute == Recompute::full) return n * h * e;  // the layer input only
-  // x, ln1, x2, ln2 (h each); qkv 3h/t; attention output h/t; fc1 and GeLU f/t each; 4 fp32 statistics.
-  std::int64_t bytes = n * ((4 * h + 4 * h / t + 2 * f / t) * e + 4 * 4);
-  if (p.recompute == Recompute::none)
-    bytes += tr.scores_materialized ? n * heads * m.seq_len * 4 : n * heads * 4;
-  return bytes;
-}
-
-std::int64_t head_activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr) {
-  const std::int64_t n = i64(p.micro_batch) * m.seq_len, h = m.hidden;
-  // input and final layernorm (h each), logits of the vocabulary shard, 4 fp32 statistics.
-  return n * ((2 * h + m.padded_vocab() / p.tp) * tr.weight_bytes + 4 * 4);
-}
-
 std::int64_t peak_alive_bytes(const Program& program, const std::vector<std::int64_t>& chunk_bytes) {
   std::int64_t alive = 0, peak = 0;
   for (const Instr& in : program) {
@@ -64,27 +42,32 @@ std::int64_t peak_alive_bytes(const Program& program, const std::vector<std::int
   return peak;
 }
 
-MemoryBreakdown memory_model(const Model& m, const Plan& p, const MemoryTraits& tr, int pp_rank,
-                             const Program& program) {
+// Weights in the compute type, fp32 gradients (accumulated and all-reduced in
+// fp32 under fp16 too, as Megatron-LM's --accumulate-allreduce-grads-in-fp32
+// and ptdp's runtime do), fp32 Adam moments and masters (sharded over d with
+// the distributed optimizer): 18 bytes a parameter in 16-bit, 16 in fp32.
+MemoryBreakdown memory_model(const Model& m, const Plan& p, const MemoryTraits& tr, ActivationFormula formula,
+                             int pp_rank, const Program& program) {
   MemoryBreakdown mb;
   const std::int64_t params = rank_parameter_count(m, p, pp_rank);
   mb.params = params * tr.weight_bytes;
   mb.grads = params * 4;
-  mb.optimizer = params * (8 + (tr.master_weights ? 4 : 0));
+  const std::int64_t state = params * (8 + (tr.master_weights ? 4 : 0));
+  mb.optimizer = p.distributed_optimizer ? state / p.dp : state;
+  const ActivationBytes a = activation_bytes(m, p, tr, formula);
   std::vector<std::int64_t> chunk_bytes;  // bytes one micro-batch keeps on each chunk
   for (int c = 0; c < p.virtual_stages; ++c) {
     const ChunkLayout l = chunk_layout(m, p, pp_rank, c);
-    chunk_bytes.push_back(i64(l.num_layers) * layer_activation_bytes(m, p, tr) +
-                          (l.has_head ? head_activation_bytes(m, p, tr) : 0));
+    chunk_bytes.push_back(i64(l.num_layers) * a.layer + (l.has_embedding ? a.embedding : 0) +
+                          (l.has_head ? a.head : 0));
   }
-  std::int64_t peak = peak_alive_bytes(program, chunk_bytes);
-  if (p.recompute == Recompute::full && peak > 0) {  // one layer recomputed at a time in backward
-    Plan again = p;
-    again.recompute = Recompute::none;
-    peak += layer_activation_bytes(m, again, tr);
-  }
-  mb.activations = peak;
+  const std::int64_t peak = peak_alive_bytes(program, chunk_bytes);
+  mb.activations = peak > 0 ? peak + a.recompute : 0;  // one layer recomputed at a time in backward
   return mb;
+}
+
+bool fits(const Machine& machine, std::int64_t total) {
+  return machine.memory_bytes <= 0 || total + machine.memory_reserved_bytes <= machine.memory_bytes;
 }
 
 }  // namespace ptdp

@@ -1,32 +1,39 @@
-// The memory model of one rank: parameters, gradients, optimizer state and the
-// activations alive at the schedule's peak, counted from the tensors ptdp's
-// model really keeps (see core/model/transformer_layer.h), so a run's measured
-// peak can be held against it. Letters: b micro-batch, s sequence, h hidden,
-// a heads, f MLP inner size, V vocabulary, t tensor-parallel size.
+// The memory model of one rank, for the measured and the projected result
+// alike: one walk over the rank's chunks and the micro-batches its schedule
+// keeps alive, adding parameters, gradients and optimizer state. Only the
+// per-layer activation bytes (and the embedding's and output layer's) differ,
+// by the formula chosen (activation_bytes.h): ptdp's own tensors for a
+// measured run, Korthikanti et al.'s for the paper's software in projections.
+//
+// Margin against a measured run (tests/unit/test_memory_model_peak.cpp): with
+// the ptdp formula the model is a lower bound of the allocator's peak, short
+// of it by what lives only inside one pass, at most
+//   W = n·e·(max(4h + 4h/t, V'/t + 2h) + 2h) + m·2·n·4 bytes:
+// a layer's backward temporaries (dy, dx2, dattn, dqkv, dln1, dx) or the
+// output layer's (dlogits (n, V'/t) beside dlnf and dx), the (b, s, h)
+// transfers of one schedule step, and the m micro-batches' (b, s) int32 tokens
+// and targets. None grows with the micro-batches in flight.
+// Letters: b micro-batch, s sequence, n = b·s, h hidden, V' padded vocabulary,
+// t tensor-parallel size, m micro-batches, e bytes of an activation element.
 #pragma once
 #include <cstdint>
 #include <vector>
 
+#include "core/config/machine.h"
 #include "core/config/model.h"
 #include "core/config/plan.h"
+#include "core/metrics/activation_bytes.h"
 #include "core/schedule/instruction.h"
-#include "core/tensor/dtype.h"
 
 namespace ptdp {
 
-// Element sizes and kernel choices that decide the bytes held.
-struct MemoryTraits {
-  int weight_bytes = 4;             // weights and activations: 4 fp32, 2 bf16/fp16
-  bool master_weights = false;      // fp32 master copy beside 16-bit weights
-  bool scores_materialized = true;  // unfused attention keeps probabilities (b, a/t, s, s) fp32;
-                                    // fused keeps one fp32 log-sum-exp per (token, head)
-};
-MemoryTraits memory_traits(Device device, Precision precision, bool fused_attention);
+// The traits of `machine`'s device running `plan` (what a projection assumes).
+MemoryTraits memory_traits(const Machine& machine, const Plan& plan);
 
 struct MemoryBreakdown {
   std::int64_t params = 0;       // weights (this rank's shards)
   std::int64_t grads = 0;        // fp32 gradients
-  std::int64_t optimizer = 0;    // fp32 moments (and masters)
+  std::int64_t optimizer = 0;    // fp32 moments (and masters), over d with the distributed optimizer
   std::int64_t activations = 0;  // peak over the iteration of what micro-batches keep
   std::int64_t total() const { return params + grads + optimizer + activations; }
 };
@@ -34,18 +41,17 @@ struct MemoryBreakdown {
 // Parameter elements held by pipeline rank `pp_rank` (one tensor-parallel shard).
 std::int64_t rank_parameter_count(const Model& m, const Plan& p, int pp_rank);
 
-// Bytes one layer keeps for one micro-batch between forward and backward.
-std::int64_t layer_activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr);
-// Bytes the output layer keeps for one micro-batch (last stage).
-std::int64_t head_activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr);
-
 // The most bytes alive at once while `program` runs, when a forward of chunk c
 // makes chunk_bytes[c] alive until the backward of the same (mb, c).
 std::int64_t peak_alive_bytes(const Program& program, const std::vector<std::int64_t>& chunk_bytes);
 
 // The whole breakdown for `pp_rank`, whose iteration is `program` (for the
-// activations alive at its peak).
-MemoryBreakdown memory_model(const Model& m, const Plan& p, const MemoryTraits& tr, int pp_rank,
-                             const Program& program);
+// activations alive at its peak), with activations by `formula`.
+MemoryBreakdown memory_model(const Model& m, const Plan& p, const MemoryTraits& tr, ActivationFormula formula,
+                             int pp_rank, const Program& program);
+
+// Whether `total` bytes fit a device of `machine` (memory minus what the
+// profile reserves for the CUDA context and communication buffers).
+bool fits(const Machine& machine, std::int64_t total);
 
 }  // namespace ptdp

@@ -8,7 +8,6 @@
 #include "core/comm/host_gather.h"
 #include "core/metrics/result_io.h"
 #include "core/schedule/registry.h"
-#include "core/sim/projected_memory.h"
 #include "core/sim/projector.h"
 #include "core/sim/replay.h"
 #include "core/tensor/allocator.h"
@@ -74,7 +73,8 @@ MemoryFigures memory_figures(const Config& cfg, const ProcessGroups& g, const Ba
   const MemoryTraits traits = memory_traits(b.ops->device(), p.precision, p.attention == Attention::flash);
   const auto programs = build_pipeline(p.schedule, p.pp, p.micro_batches(), p.virtual_stages);
   for (int r = 0; r < p.pp; ++r)
-    m.model_per_stage.push_back(memory_model(cfg.model, p, traits, r, programs[static_cast<std::size_t>(r)]));
+    m.model_per_stage.push_back(
+        memory_model(cfg.model, p, traits, ActivationFormula::ptdp, r, programs[static_cast<std::size_t>(r)]));
   m.measured_per_rank = gather_bytes(world, b.allocator->stats().peak_bytes);
   m.measured_per_stage.assign(static_cast<std::size_t>(p.pp), 0);
   for (std::size_t r = 0; r < m.measured_per_rank.size(); ++r) {

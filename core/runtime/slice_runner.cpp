@@ -12,7 +12,6 @@
 #include "core/runtime/trainer.h"
 #include "core/schedule/registry.h"
 #include "core/sim/cost_model.h"
-#include "core/sim/projected_memory.h"
 #ifdef PTDP_HAVE_NCCL
 #include "core/kernels/cuda/cuda_check.h"
 #include "core/kernels/cuda/cuda_ops.h"

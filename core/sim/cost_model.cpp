@@ -66,7 +66,7 @@ void CostModel::build_chunk_costs(const Config& cfg, const DeviceRates& dev) {
 
 void CostModel::build_step_costs(const Config& cfg, const CommModel& comm, const Topology& topo) {
   const Plan& p = cfg.plan;
-  const double grad_bytes = 4;  // fp32 main gradients, also under fp16 (projected_memory.h)
+  const double grad_bytes = 4;  // fp32 main gradients, also under fp16 (core/metrics/memory_model.h)
   const Placement dp = group_placement(topo, topo.dp_group(0));
   for (int r = 0; r < p_; ++r) {
     const double params = static_cast<double>(rank_parameter_count(cfg.model, p, r));

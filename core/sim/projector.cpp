@@ -6,7 +6,6 @@
 #include "core/metrics/result_io.h"
 #include "core/schedule/registry.h"
 #include "core/sim/cost_model.h"
-#include "core/sim/projected_memory.h"
 
 namespace ptdp {
 
@@ -60,14 +59,14 @@ ConfigErrors check_projectable(const Config& cfg) {
   return e;
 }
 
-Projection project(const Config& cfg, const Calibration* calibration) {
+Projection project(const Config& cfg, const Calibration* calibration, ActivationFormula formula) {
   const CostModel costs(cfg, calibration);
   return project_with(cfg, costs.pipeline_costs(), [&costs](int rank, const Instr& in) {
     return in.op == Op::forward ? costs.forward(rank, in.chunk) : costs.backward(rank, in.chunk);
-  });
+  }, formula);
 }
 
-Projection project_with(const Config& cfg, const PipelineCosts& costs, const PassOf& pass) {
+Projection project_with(const Config& cfg, const PipelineCosts& costs, const PassOf& pass, ActivationFormula formula) {
   const Plan& p = cfg.plan;
   const auto programs = build_pipeline(p.schedule, p.pp, p.micro_batches(), p.virtual_stages);
   Projection out;
@@ -75,8 +74,10 @@ Projection project_with(const Config& cfg, const PipelineCosts& costs, const Pas
   for (const auto& e : out.timeline) out.iteration_s = std::max(out.iteration_s, e.end_s);
   out.breakdown = breakdown(pass, out.timeline, p.pp, out.iteration_s);
   out.bubble = pipeline_bubble(out.timeline);
+  out.memory_formula = formula;
+  const MemoryTraits traits = memory_traits(cfg.machine, p);
   for (int r = 0; r < p.pp; ++r) {
-    out.memory.push_back(projected_memory(cfg.model, p, r, programs[static_cast<std::size_t>(r)]));
+    out.memory.push_back(memory_model(cfg.model, p, traits, formula, r, programs[static_cast<std::size_t>(r)]));
     out.peak_bytes = std::max(out.peak_bytes, out.memory.back().total());
   }
   out.fits = fits(cfg.machine, out.peak_bytes);

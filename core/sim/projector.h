@@ -26,6 +26,7 @@ struct Projection {
   Breakdown breakdown;
   BubbleStats bubble;                  // simulated, per pipeline rank
   std::vector<MemoryBreakdown> memory; // per pipeline rank
+  ActivationFormula memory_formula = ActivationFormula::korthikanti;  // what `memory` counts activations by
   std::int64_t peak_bytes = 0;         // largest total over the stages
   bool fits = true;
   Timeline timeline;                   // the simulated iteration of the pipeline's ranks
@@ -36,15 +37,18 @@ struct Projection {
 ConfigErrors check_projectable(const Config& cfg);
 
 // The configuration must be valid (validate() and check_projectable()).
-// `calibration` may be null.
-Projection project(const Config& cfg, const Calibration* calibration);
+// `calibration` may be null. `formula` counts the activations: by default
+// Korthikanti et al.'s, for the paper's software (core/metrics/memory_model.h).
+Projection project(const Config& cfg, const Calibration* calibration,
+                   ActivationFormula formula = ActivationFormula::korthikanti);
 
 // What project() does once it has its costs: simulates the plan's programs
 // with `costs`, splits the time by category (`pass` gives a forward's or
 // backward's compute and tensor-parallel share) and checks the modelled memory.
 // `ptdp slice` calls it with measured compute costs.
 using PassOf = std::function<PassCost(int pp_rank, const Instr& forward_or_backward)>;
-Projection project_with(const Config& cfg, const PipelineCosts& costs, const PassOf& pass);
+Projection project_with(const Config& cfg, const PipelineCosts& costs, const PassOf& pass,
+                        ActivationFormula formula = ActivationFormula::korthikanti);
 
 // The projected result ("mode": "projected"): the same type as a measured run's,
 // with the breakdown; its provenance names the calibration when one was used.

@@ -67,7 +67,7 @@ TEST(MemoryModel, ParameterCountIsWhatTheModelHolds) {
   RankModel model(ctx, 0);
   EXPECT_EQ(model.num_parameters(), rank_parameter_count(b.model, b.plan, 0));
   const MemoryTraits tr = memory_traits(Device::cpu, Precision::fp32, false);
-  const auto m = memory_model(b.model, b.plan, tr, 0, build_program("1f1b", {1, 4, 1, 0}));
+  const auto m = memory_model(b.model, b.plan, tr, ActivationFormula::ptdp, 0, build_program("1f1b", {1, 4, 1, 0}));
   EXPECT_EQ(m.params, model.num_parameters() * 4);
   EXPECT_EQ(m.grads, m.params);
   EXPECT_EQ(m.optimizer, 2 * m.params);
@@ -81,8 +81,8 @@ TEST(MemoryModel, GpipeKeepsEveryMicroBatchAnd1F1BOne) {
   plan.global_batch = 8;
   plan.micro_batch = 2;
   const MemoryTraits tr = memory_traits(Device::cpu, Precision::fp32, false);
-  const auto gpipe = memory_model(model, plan, tr, 0, build_program("gpipe", {1, 4, 1, 0}));
-  const auto one = memory_model(model, plan, tr, 0, build_program("1f1b", {1, 4, 1, 0}));
+  const auto gpipe = memory_model(model, plan, tr, ActivationFormula::ptdp, 0, build_program("gpipe", {1, 4, 1, 0}));
+  const auto one = memory_model(model, plan, tr, ActivationFormula::ptdp, 0, build_program("1f1b", {1, 4, 1, 0}));
   const std::int64_t per_mb = 4 * layer_activation_bytes(model, plan, tr) + head_activation_bytes(model, plan, tr);
   EXPECT_EQ(one.activations, per_mb);
   EXPECT_EQ(gpipe.activations, 4 * per_mb);

@@ -5,10 +5,10 @@
 
 #include <cmath>
 
+#include "core/metrics/memory_model.h"
 #include "core/schedule/registry.h"
 #include "core/sim/calibration.h"
 #include "core/sim/cost_model.h"
-#include "core/sim/projected_memory.h"
 #include "core/sim/projector.h"
 
 namespace ptdp {
@@ -48,52 +48,76 @@ TEST(Projection, BreakdownAddsUpToTheIterationOnEveryStage) {
   EXPECT_GT(b.bubble, 0);
 }
 
+// Korthikanti's formula on the A100 profile (16-bit, dropout on), as a projection counts.
+ActivationBytes korthikanti(const Config& c, const Plan& p) {
+  return activation_bytes(c.model, p, memory_traits(c.machine, p), ActivationFormula::korthikanti);
+}
+MemoryBreakdown projected_memory(const Config& c, int pp_rank, const Program& program) {
+  return memory_model(c.model, c.plan, memory_traits(c.machine, c.plan), ActivationFormula::korthikanti, pp_rank,
+                      program);
+}
+
 // Korthikanti et al. 2022, Table 2, per layer with s, b, h, a, t (16-bit, dropout on).
-double layer_bytes(const Model& m, const Plan& p) { return static_cast<double>(projected_layer_bytes(m, p)); }
+double layer_bytes(const Config& c, const Plan& p) { return static_cast<double>(korthikanti(c, p).layer); }
 
 TEST(ProjectedMemory, LayerActivationsFollowKorthikanti) {
   Config c = gpt(1, 12288, 96);
   Plan& p = c.plan;
   const double s = 2048, b = 1, h = 12288, a = 96, sbh = s * b * h;
   p.recompute = Recompute::none;
-  EXPECT_NEAR(layer_bytes(c.model, p), sbh * (34 + 5 * a * s / h), 1.0);
+  EXPECT_NEAR(layer_bytes(c, p), sbh * (34 + 5 * a * s / h), 1.0);
   p.tp = 8;
-  EXPECT_NEAR(layer_bytes(c.model, p), sbh * (10 + 24.0 / 8 + 5 * a * s / (h * 8)), 1.0);
+  EXPECT_NEAR(layer_bytes(c, p), sbh * (10 + 24.0 / 8 + 5 * a * s / (h * 8)), 1.0);
   p.sequence_parallel = true;
-  EXPECT_NEAR(layer_bytes(c.model, p), sbh / 8 * (34 + 5 * a * s / h), 1.0);
+  EXPECT_NEAR(layer_bytes(c, p), sbh / 8 * (34 + 5 * a * s / h), 1.0);
   p.recompute = Recompute::selective;
-  EXPECT_NEAR(layer_bytes(c.model, p), sbh / 8 * 34, 1.0);
+  EXPECT_NEAR(layer_bytes(c, p), sbh / 8 * 34, 1.0);
   p.sequence_parallel = false;
-  EXPECT_NEAR(layer_bytes(c.model, p), sbh * (10 + 24.0 / 8), 1.0);
+  EXPECT_NEAR(layer_bytes(c, p), sbh * (10 + 24.0 / 8), 1.0);
   p.recompute = Recompute::full;
-  EXPECT_NEAR(layer_bytes(c.model, p), 2 * sbh, 1.0);
+  EXPECT_NEAR(layer_bytes(c, p), 2 * sbh, 1.0);
 }
 
 TEST(ProjectedMemory, EighteenBytesAParameterOrSixPlusTwelveOverD) {
   Config c = gpt(8, 4096, 32);
   c.plan.dp = 4;
   const Program prog = build_program("1f1b", {1, 4, 1, 0});
-  const auto m = projected_memory(c.model, c.plan, 0, prog);
+  const auto m = projected_memory(c, 0, prog);
   const double params = static_cast<double>(rank_parameter_count(c.model, c.plan, 0));
   EXPECT_DOUBLE_EQ(static_cast<double>(m.params + m.grads + m.optimizer), 18 * params);
   c.plan.distributed_optimizer = true;
-  const auto d = projected_memory(c.model, c.plan, 0, prog);
+  const auto d = projected_memory(c, 0, prog);
   EXPECT_DOUBLE_EQ(static_cast<double>(d.params + d.grads + d.optimizer), (6 + 12.0 / 4) * params);
 }
 
 TEST(ProjectedMemory, InFlightMicroBatchesFollowTheSchedule) {
   Config c = gpt(16, 4096, 32);
   c.plan.pp = 4, c.plan.global_batch = 16;
-  const double per_mb = 4 * static_cast<double>(projected_layer_bytes(c.model, c.plan));
-  const double transient = static_cast<double>(projected_layer_bytes(c.model, [&] {
+  const double per_mb = 4 * layer_bytes(c, c.plan);
+  const double transient = layer_bytes(c, [&] {
     Plan none = c.plan;
     none.recompute = Recompute::none;
     return none;
-  }()));
-  const auto gpipe = projected_memory(c.model, c.plan, 1, build_program("gpipe", {4, 16, 1, 1}));
-  const auto one = projected_memory(c.model, c.plan, 1, build_program("1f1b", {4, 16, 1, 1}));
+  }());
+  const auto gpipe = projected_memory(c, 1, build_program("gpipe", {4, 16, 1, 1}));
+  const auto one = projected_memory(c, 1, build_program("1f1b", {4, 16, 1, 1}));
   EXPECT_NEAR(static_cast<double>(gpipe.activations), 16 * per_mb + transient, 2.0);  // all m
   EXPECT_NEAR(static_cast<double>(one.activations), 3 * per_mb + transient, 2.0);     // p − r = 3
+}
+
+TEST(ProjectedMemory, TheActivationFormulaIsAParameter) {
+  Config c = gpt(8, 4096, 32);
+  c.plan.pp = 2, c.plan.global_batch = 8;
+  const Projection paper = project(c, nullptr);
+  const Projection own = project(c, nullptr, ActivationFormula::ptdp);
+  EXPECT_EQ(paper.memory_formula, ActivationFormula::korthikanti);
+  EXPECT_EQ(own.memory_formula, ActivationFormula::ptdp);
+  const Program last = build_program("1f1b", {2, 8, 1, 1});
+  EXPECT_EQ(paper.memory[1].total(), projected_memory(c, 1, last).total());
+  const auto ptdp = memory_model(c.model, c.plan, memory_traits(c.machine, c.plan), ActivationFormula::ptdp, 1, last);
+  EXPECT_EQ(own.memory[1].total(), ptdp.total());
+  EXPECT_EQ(own.memory[1].params + own.memory[1].optimizer, paper.memory[1].params + paper.memory[1].optimizer);
+  EXPECT_NE(own.memory[1].activations, paper.memory[1].activations);
 }
 
 TEST(Projection, APlanThatCannotFitIsFlagged) {

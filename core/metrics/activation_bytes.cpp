@@ -1,0 +1,115 @@
+// The two activation formulas: ptdp's tensors and Korthikanti et al.'s counts.
+#include "core/metrics/activation_bytes.h"
+
+#include <stdexcept>
+
+#include "core/config/rank_dims.h"
+
+namespace ptdp {
+
+std::string to_string(ActivationFormula f) { return f == ActivationFormula::ptdp ? "ptdp" : "korthikanti"; }
+
+MemoryTraits memory_traits(Device device, Precision precision, bool fused_attention) {
+  MemoryTraits tr;
+  const bool half = device == Device::cuda && precision != Precision::fp32;
+  tr.weight_bytes = half ? 2 : 4;
+  tr.master_weights = half;
+  tr.scores_materialized = !fused_attention;
+  return tr;
+}
+
+namespace {
+
+// The attention state a layer keeps for its backward (LayerActs::attn_saved):
+// unfused, the probabilities (b, a/t, s, s) in the compute type; fused, the
+// fp32 log-sum-exp (b, a/t, s).
+std::int64_t attention_state_bytes(const RankDims& r, const MemoryTraits& tr) {
+  return tr.scores_materialized ? r.n * r.a * r.s * tr.weight_bytes : r.n * r.a * 4;
+}
+
+}  // namespace
+
+// LayerActs, per rank, e bytes an element unless fp32 is said:
+//   x (b, s, h), ln1.y (b, s, h), x2 (b, s, h), ln2.y (b, s, h)   4·n·h
+//   qkv (b, s, 3h/t), attn (b, s, h/t)                             4·n·h/t
+//   fc1 (b, s, f/t), gelu (b, s, f/t)                              2·n·f/t
+//   ln1 and ln2 mean and rstd (n) fp32 each                        16·n bytes
+//   attn_saved, dropped under selective recompute                  attention_state_bytes
+// Full recompute keeps x only (LayerActs::drop_all_but_input).
+std::int64_t layer_activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr) {
+  const RankDims r(m, p);
+  const std::int64_t e = tr.weight_bytes;
+  if (p.recompute == Recompute::full) return r.n * r.h * e;
+  std::int64_t bytes = r.n * ((4 * r.h + 4 * r.h / r.t + 2 * r.f) * e + 4 * 4);
+  if (p.recompute == Recompute::none) bytes += attention_state_bytes(r, tr);
+  return bytes;
+}
+
+// HeadActs: x (b, s, h) and lnf.y (b, s, h); logits (n, V'/t); lnf's mean and
+// rstd, row_max and sum_exp (n) fp32 each. The embedding keeps nothing: its
+// output is the first layer's x.
+std::int64_t head_activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr) {
+  const RankDims r(m, p);
+  return r.n * ((2 * r.h + r.vt) * tr.weight_bytes + 4 * 4);
+}
+
+namespace {
+
+ActivationBytes ptdp_formula(const Model& m, const Plan& p, const MemoryTraits& tr) {
+  Plan none = p;
+  none.recompute = Recompute::none;
+  ActivationBytes a;
+  a.layer = layer_activation_bytes(m, p, tr);
+  // Backward rebuilds what the layer dropped (full: all but x; selective: the attention state).
+  a.recompute = layer_activation_bytes(m, none, tr) - a.layer;
+  a.head = head_activation_bytes(m, p, tr);
+  return a;
+}
+
+// Korthikanti eq. 2 and Table 2, per layer: at f = 4h with dropout and 16-bit
+// activations n·h·(10 + 24/t) + 5·S without recompute (S = b·(a/t)·s² scores),
+// n·h·(34/t) + 5·S with sequence parallelism, the score terms gone under
+// selective recompute, and 2·n·h (2·n·h/t with SP) under full recompute.
+// In doubles as the paper writes them (every term is a whole number of bytes).
+double korthikanti_layer(const Model& m, const Plan& p, const MemoryTraits& tr, Recompute rc) {
+  const RankDims r(m, p);
+  const double n = static_cast<double>(r.n), h = static_cast<double>(r.h), t = r.t, e = tr.weight_bytes;
+  const double f = m.ffn(), heads = static_cast<double>(r.a);
+  const bool dropout = m.dropout > 0;
+  const double replicated_div = p.sequence_parallel ? t : 1.0;
+  if (rc == Recompute::full) return e * n * h / replicated_div;
+  // Inputs of the two layernorms, of QKV and of fc1 (full width), and two dropout masks.
+  const double replicated = (4 * e * n * h + (dropout ? 2 * n * h : 0)) / replicated_div;
+  // Q, K, V and the projection input (h/t each), GeLU and fc2 inputs (f/t each).
+  const double split = e * n * (4 * h + 2 * f) / t;
+  double scores = 0;
+  if (!tr.scores_materialized) scores = 4 * n * heads;  // fp32 log-sum-exp per (token, head)
+  else if (rc == Recompute::none)  // softmax input, output and dropout mask
+    scores = p.micro_batch * heads * m.seq_len * static_cast<double>(m.seq_len) * (e + (dropout ? 1 + e : 0));
+  return replicated + split + scores;
+}
+
+ActivationBytes korthikanti_formula(const Model& m, const Plan& p, const MemoryTraits& tr) {
+  const RankDims r(m, p);
+  const double n = static_cast<double>(r.n), h = static_cast<double>(r.h), e = tr.weight_bytes;
+  const auto bytes = [](double b) { return static_cast<std::int64_t>(b); };
+  ActivationBytes a;
+  a.layer = bytes(korthikanti_layer(m, p, tr, p.recompute));
+  // The layer being recomputed, whole.
+  if (p.recompute != Recompute::none) a.recompute = bytes(korthikanti_layer(m, p, tr, Recompute::none));
+  a.embedding = m.dropout > 0 ? bytes(n * h) : 0;                                // dropout mask
+  a.head = bytes(e * n * h + (4 + e) * n * static_cast<double>(r.vt));  // final layernorm input, logits
+  return a;
+}
+
+}  // namespace
+
+ActivationBytes activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr, ActivationFormula f) {
+  switch (f) {
+    case ActivationFormula::ptdp: return ptdp_formula(m, p, tr);
+    case ActivationFormula::korthikanti: return korthikanti_formula(m, p, tr);
+  }
+  throw std::invalid_argument("activation_bytes: unknown formula");
+}
+
+}  // namespace ptdp

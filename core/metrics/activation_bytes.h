@@ -1,0 +1,49 @@
+// The pluggable part of the memory model (memory_model.h): the bytes one
+// micro-batch keeps between its forward and its backward, per decoder layer
+// and for the embedding and output layer, by one of two formulas.
+//   ptdp:        the tensors ptdp's own layers keep (core/model/transformer_layer.h,
+//                lm_head.h, embedding.h, model_chunk.h), tensor by tensor.
+//   korthikanti: Korthikanti et al. 2022 ("Reducing Activation Recomputation in
+//                Large Transformer Models", §4) for Megatron-LM, the paper's
+//                software, generalised to any MLP size and to runs without dropout.
+// Letters: n = b·s tokens of a micro-batch, h hidden, f MLP inner size, a heads,
+// t tensor-parallel size, V' padded vocabulary, e bytes of an activation element.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "core/config/model.h"
+#include "core/config/plan.h"
+#include "core/tensor/dtype.h"
+
+namespace ptdp {
+
+enum class ActivationFormula : std::uint8_t { ptdp, korthikanti };
+std::string to_string(ActivationFormula f);  // "ptdp" | "korthikanti"
+
+// Element sizes and kernel choices that decide the bytes held.
+struct MemoryTraits {
+  int weight_bytes = 4;             // weights and activations: 4 fp32, 2 bf16/fp16
+  bool master_weights = false;      // fp32 master copy beside 16-bit weights
+  bool scores_materialized = true;  // unfused attention keeps probabilities (b, a/t, s, s);
+                                    // fused keeps one fp32 log-sum-exp per (token, head)
+};
+// 16-bit weights with fp32 masters only where half precision runs (cuda).
+MemoryTraits memory_traits(Device device, Precision precision, bool fused_attention);
+
+// What one micro-batch keeps on a rank, in bytes.
+struct ActivationBytes {
+  std::int64_t layer = 0;      // one decoder layer, under the plan's recompute
+  std::int64_t recompute = 0;  // more while backward recomputes one layer (0 without recompute)
+  std::int64_t embedding = 0;  // the first stage's embedding, beside its layers
+  std::int64_t head = 0;       // the last stage's output layer
+};
+ActivationBytes activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr, ActivationFormula f);
+
+// ptdp's formula, one layer: at recompute none
+// n·((4h + 4h/t + 2f/t)·e + 16) + the attention state (see the .cpp per tensor).
+std::int64_t layer_activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr);
+// ptdp's formula, the output layer: n·((2h + V'/t)·e + 16).
+std::int64_t head_activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr);
+
+}  // namespace ptdp

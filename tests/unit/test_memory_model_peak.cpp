@@ -1,0 +1,118 @@
+// The memory model with ptdp's formula against the allocator's measured peak:
+// a tiny GPT trains two iterations on the CPU in several layouts (ranks as
+// threads over the in-process communicator), and on every rank the model's
+// total must lie below the measured peak by no more than the workspace W.
+//
+// Why this margin: the model counts what lives across instructions
+// (parameters, gradients, Adam state, the activations each in-flight
+// micro-batch keeps), all of which the allocator also holds at its peak, so
+// the model must not exceed the peak. The peak also holds what lives only
+// inside one pass, which the model leaves out. A layer's backward holds at once
+// the incoming gradient dy, dx2, dattn (h/t), dqkv (3h/t), dln1 and dx:
+// n·(4h + 4h/t) elements (before them dy, dfc1 (f/t), dln2, dx2: fewer at f = 4h).
+// The output layer's holds dlogits (n, V'/t) beside dlnf and dx: n·(V'/t + 2h).
+// Beside either, the (b, s, h) transfers of one schedule step (a send and a
+// receive), and the (b, s) int32 tokens and targets of the iteration's m
+// micro-batches, which the executor keeps until the iteration ends. So
+//   W = n·e·(max(4h + 4h/t, V'/t + 2h) + 2h) + m·2·n·4 bytes,
+// 10·n·h·e at t = 1 for the model here. Measured gaps: 3–9 n·h·e; dropping a
+// per-layer tensor of (b, s, h) or more from the formula puts a stage past W.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <ostream>
+
+#include "core/comm/in_process_communicator.h"
+#include "core/config/rank_dims.h"
+#include "core/kernels/cpu/cpu_ops.h"
+#include "core/metrics/memory_model.h"
+#include "tests/equivalence_config.h"
+#include "tests/pipeline_pair_util.h"
+
+namespace ptdp {
+namespace {
+
+constexpr double kTimeoutS = 60;
+
+struct Layout {
+  const char* name;
+  int t, p, v;
+  const char* schedule;
+  Recompute recompute;
+};
+
+void PrintTo(const Layout& l, std::ostream* os) { *os << l.name; }
+
+// The workspace W (see the top) for cfg, in fp32 (e = 4).
+std::int64_t workspace_bytes(const Config& cfg) {
+  const RankDims r(cfg.model, cfg.plan);
+  const std::int64_t widest = std::max(4 * r.h + 4 * r.h / r.t, r.vt + 2 * r.h);
+  return r.n * 4 * (widest + 2 * r.h) + cfg.plan.micro_batches() * 2 * r.n * 4;
+}
+
+// The equivalence GPT with longer sequences and micro-batches of 2, so that
+// activations are a good part of the memory (n = 128 tokens a micro-batch).
+Config layout_config(const Layout& l) {
+  Config c = test::equivalence_config();
+  c.model.seq_len = 64;
+  c.plan.micro_batch = 2;
+  c.plan.global_batch = 8;
+  c.plan.tp = l.t, c.plan.pp = l.p, c.plan.virtual_stages = l.v;
+  c.plan.schedule = l.schedule;
+  c.plan.recompute = l.recompute;
+  return c;
+}
+
+struct RankMemory {
+  std::int64_t measured = 0;  // the allocator's peak over the iterations
+  std::int64_t model = 0;     // memory_model(…, ptdp, …).total()
+};
+
+std::vector<RankMemory> train_and_measure(const Config& cfg) {
+  const Topology topo = test::plan_topology(cfg);
+  auto world = make_in_process_world(topo.world(), kTimeoutS);
+  std::vector<RankMemory> out(static_cast<std::size_t>(topo.world()));
+  test::run_rank_threads(world, [&](int r, Communicator& comm) {
+    CpuAllocator alloc(r);
+    CpuOps ops(alloc);
+    ProcessGroups groups = make_process_groups(comm, topo);
+    auto data = make_synthetic_source(cfg.model.vocab, cfg.plan.seed);
+    Trainer trainer(cfg, ops, groups, *data);
+    std::vector<double> losses;
+    for (int i = 0; i < 2; ++i) losses.push_back(trainer.step(i).loss);
+    const MemoryTraits tr = memory_traits(Device::cpu, cfg.plan.precision, false);
+    RankMemory& m = out[static_cast<std::size_t>(r)];
+    m.measured = alloc.stats().peak_bytes;
+    m.model = memory_model(cfg.model, cfg.plan, tr, ActivationFormula::ptdp, groups.coord.pp, trainer.program()).total();
+    return losses;
+  });
+  return out;
+}
+
+class MemoryModelPeak : public testing::TestWithParam<Layout> {};
+
+TEST_P(MemoryModelPeak, ModelIsWithinTheMarginBelowTheMeasuredPeak) {
+  const Config cfg = layout_config(GetParam());
+  ASSERT_TRUE(validate(cfg, cfg.plan.world_size()).empty()) << validate(cfg, cfg.plan.world_size()).front().message;
+  const std::vector<RankMemory> ranks = train_and_measure(cfg);
+  const std::int64_t w = workspace_bytes(cfg);
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    const RankMemory& m = ranks[r];
+    EXPECT_LE(m.model, m.measured) << "rank " << r << ": the model counts more than the allocator held";
+    EXPECT_LE(m.measured - m.model, w) << "rank " << r << ": the model misses more than the workspace (model "
+                                       << m.model << ", measured " << m.measured << ")";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, MemoryModelPeak,
+    testing::Values(Layout{"single_rank", 1, 1, 1, "1f1b", Recompute::none},
+                    Layout{"pipeline_1f1b", 1, 2, 1, "1f1b", Recompute::none},
+                    Layout{"interleaved_v2", 1, 2, 2, "interleaved", Recompute::none},
+                    Layout{"tensor_parallel", 2, 1, 1, "1f1b", Recompute::none},
+                    Layout{"recompute_full", 1, 2, 1, "1f1b", Recompute::full},
+                    Layout{"recompute_selective", 1, 1, 1, "1f1b", Recompute::selective}),
+    [](const testing::TestParamInfo<Layout>& i) { return std::string(i.param.name); });
+
+}  // namespace
+}  // namespace ptdp
