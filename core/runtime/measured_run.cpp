@@ -112,7 +112,8 @@ void attach_projection(const Config& cfg, const Calibration* calibration, RunRes
     return;
   }
   try {
-    r.projected = std::make_shared<RunResult>(projected_result(cfg, project(cfg, calibration), calibration));
+    const Projection proj = project(cfg, calibration, ActivationFormula::ptdp);
+    r.projected = std::make_shared<RunResult>(projected_result(cfg, proj, calibration));
   } catch (const std::runtime_error& e) {  // a calibration that cannot serve this plan
     r.projected_error = e.what();
   }
