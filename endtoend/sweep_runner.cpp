@@ -169,11 +169,12 @@ class Runner {
     ++done_;
     elapsed_ += run.seconds;
     if (is_failure(run.status)) ++failed_;
-    if (acceptance(t.point->expect, run) == Acceptance::fail) ++rejected_;
-    print_progress(*t.point, record);
+    const Acceptance accepted = acceptance(t.point->expect, run);
+    if (accepted == Acceptance::fail) ++rejected_;
+    print_progress(*t.point, record, accepted);
   }
 
-  void print_progress(const SweepPoint& p, const nlohmann::json& record) const {
+  void print_progress(const SweepPoint& p, const nlohmann::json& record, Acceptance accepted) const {
     std::string what = record["status"].get<std::string>();
     if (record["value"].is_number()) {
       char text[160];
@@ -187,7 +188,7 @@ class Runner {
     } else if (record.contains("reason")) {
       what += ": " + record["reason"].get<std::string>().substr(0, 120);
     }
-    if (!record["acceptance"].is_null()) what += record["acceptance"] == "pass" ? "  PASS" : "  FAIL";
+    if (accepted != Acceptance::none) what += accepted == Acceptance::pass ? "  PASS" : "  FAIL";
     const int left = total_ - done_;
     const double eta = done_ > 0 ? elapsed_ / done_ * left / std::max(1, opt_.jobs) : 0;
     std::printf("[%*d/%d] %s #%d %s %s %s: %s  ETA %d:%02d\n", static_cast<int>(std::to_string(total_).size()), done_,

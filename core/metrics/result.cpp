@@ -38,7 +38,8 @@ json to_json(const MemoryFigures& m) {
   for (const auto& s : m.model_per_stage) stages.push_back(to_json(s));
   json per_rank = {{"measured", or_null(m.measured_per_rank)}};
   for (const auto& [key, values] : m.device_per_rank) per_rank[key] = values;
-  return {{"model", m.model_per_stage.empty() ? json(nullptr) : to_json(m.model_per_stage.front())},
+  return {{"formula", to_string(m.formula)},
+          {"model", m.model_per_stage.empty() ? json(nullptr) : to_json(m.model_per_stage.front())},
           {"peak_model", m.peak_model()},
           {"peak_measured", or_null(m.peak_measured)},
           {"available", m.available},

@@ -48,6 +48,7 @@ struct BubbleFigures {
 // Memory of every pipeline stage: the model (memory_model.h) beside what the
 // allocator measured.
 struct MemoryFigures {
+  ActivationFormula formula = ActivationFormula::korthikanti;  // the model's activation bytes
   std::vector<MemoryBreakdown> model_per_stage;      // p entries
   std::optional<std::int64_t> peak_measured;         // largest over ranks
   std::vector<std::int64_t> measured_per_stage;      // largest over each stage's ranks

@@ -68,6 +68,10 @@ MemoryFigures memory_of(const json& m, const std::string& path) {
   const json& j = object_at(m, "memory_bytes", path);
   const std::string at = path + "memory_bytes.";
   MemoryFigures out;
+  const std::string formula = j.value("formula", "");
+  if (formula == to_string(ActivationFormula::ptdp)) out.formula = ActivationFormula::ptdp;
+  else if (formula == to_string(ActivationFormula::korthikanti)) out.formula = ActivationFormula::korthikanti;
+  else refuse(at + "formula", "not ptdp or korthikanti");
   if (const auto peak = number_or_null(j, "peak_measured", at)) out.peak_measured = static_cast<std::int64_t>(*peak);
   out.available = static_cast<std::int64_t>(number_or_null(j, "available", at).value_or(0));
   out.fits = j.value("fits", true);

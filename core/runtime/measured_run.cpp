@@ -69,6 +69,7 @@ BubbleFigures bubble_figures(const Config& cfg, const TrainSeries& s, const Topo
 
 MemoryFigures memory_figures(const Config& cfg, const ProcessGroups& g, const Backend& b, Communicator& world) {
   MemoryFigures m;
+  m.formula = ActivationFormula::ptdp;
   const Plan& p = cfg.plan;
   const MemoryTraits traits = memory_traits(b.ops->device(), p.precision, p.attention == Attention::flash);
   const auto programs = build_pipeline(p.schedule, p.pp, p.micro_batches(), p.virtual_stages);

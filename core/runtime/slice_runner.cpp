@@ -148,7 +148,7 @@ SliceProjection project_slice(const Config& cfg, const SliceMeasurement& m, cons
     return modelled.duration(rank, in);
   };
   SliceProjection sp;
-  sp.projection = project_with(cfg, costs, measured_pass);
+  sp.projection = project_with(cfg, costs, measured_pass, ActivationFormula::ptdp);  // the slice ran ptdp's tensors
   const auto& mem = sp.projection.memory;
   const std::int64_t measured_model = mem[static_cast<std::size_t>(k)].total();
   for (const auto& r : mem) {
@@ -192,7 +192,7 @@ RunResult slice_result(const Config& cfg, const SliceOptions& options, const Sli
 
 RunResult slice_out_of_memory_result(const Config& cfg, const SliceOptions& options, const std::string& why,
                                      const Calibration* calibration) {
-  Projection proj = project(cfg, calibration);
+  Projection proj = project(cfg, calibration, ActivationFormula::ptdp);
   proj.fits = false;
   RunResult r = projected_result(cfg, proj, calibration);
   r.mode = ResultMode::slice;

@@ -99,6 +99,7 @@ RunResult projected_result(const Config& cfg, const Projection& proj, const Cali
   r.bubble.simulated = proj.bubble.mean_bubble;
   r.bubble.simulated_per_stage = proj.bubble.bubble;
   r.bubble.analytical = analytical_bubble(cfg.plan);
+  r.memory.formula = proj.memory_formula;
   r.memory.model_per_stage = proj.memory;
   r.memory.available = cfg.machine.memory_bytes - cfg.machine.memory_reserved_bytes;
   r.memory.fits = proj.fits;
