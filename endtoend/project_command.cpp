@@ -31,6 +31,37 @@ void print_summary(const RunResult& r, const char* label) {
               static_cast<double>(r.memory.peak_model()) / (1 << 30), r.memory.fits ? "" : "  DOES NOT FIT");
 }
 
+// One line: the validation's error for this class of configuration.
+void print_expected_error(const nlohmann::json& e) {
+  const nlohmann::json& c = e["class"];
+  if (e["n"] == 0) {
+    std::printf("  expected error: unknown (%s)\n", e["note"].get<std::string>().c_str());
+    return;
+  }
+  std::printf("  expected error: mean |error| %.1f%%, max %.1f%%, mean %+.1f%% over %d published points (%s%s, pp %s, "
+              "tp %s)\n",
+              100 * e["mean_abs_error"].get<double>(), 100 * e["max_abs_error"].get<double>(),
+              100 * e["mean_error"].get<double>(), e["n"].get<int>(), e["matched"] == "class" ? "class " : "all of ",
+              c["machine"].get<std::string>().c_str(), c["pp_range"].get<std::string>().c_str(),
+              c["tp_span"].get<std::string>().c_str());
+  if (e["matched"] != "class") std::printf("    (%s)\n", e["note"].get<std::string>().c_str());
+}
+
+// One line: time shares by cost class and the rate that moves the result most.
+void print_sensitivity(const nlohmann::json& s) {
+  std::printf("  time shares:");
+  for (const char* name : {"gemm", "attention", "memory_bound", "tensor_parallel", "pipeline", "data_parallel", "bubble",
+                           "optimizer"})
+    std::printf(" %s %.0f%%", name, 100 * s["shares"][name].get<double>());
+  const nlohmann::json& most = s["most_sensitive"];
+  if (most["parameter"].is_null()) {
+    std::printf("; no machine rate moves it\n");
+    return;
+  }
+  std::printf("; most sensitive: %s (%+.0f%% -> iteration %+.1f%%)\n", most["parameter"].get<std::string>().c_str(),
+              100 * most["perturbation"].get<double>(), 100 * most["change"].get<double>());
+}
+
 int run(const ProjectArgs& args) {
   Config cfg;
   bool read = false;
@@ -54,7 +85,8 @@ int run(const ProjectArgs& args) {
         return kExitFailed;
       }
       for (std::size_t i = 1; i < found.ranked.size() && static_cast<int>(i) <= args.top; ++i)
-        print_summary(projected_result(found.ranked[i].config, found.ranked[i].projection, calibration.get()),
+        print_summary(projected_result(found.ranked[i].config, found.ranked[i].projection, calibration.get(),
+                                       Annotations::none),
                       "  runner-up");
       search = search_summary(found, args.top);
       cfg = found.best.config;
@@ -64,6 +96,8 @@ int run(const ProjectArgs& args) {
     }
     RunResult result = projected_result(cfg, proj, calibration.get());
     print_summary(result, "projected");
+    if (result.expected_error) print_expected_error(*result.expected_error);
+    if (result.sensitivity) print_sensitivity(*result.sensitivity);
     if (!search.is_null()) result.extra["search"] = search;
     if (!args.trace.empty()) {
       write_json_atomic(args.trace, chrome_trace(proj.timeline, "ptdp project (simulated iteration)"), -1);

@@ -40,6 +40,11 @@ if isinstance(machine, str):
 print((machine or {}).get("device", "cuda"))
 PY
 }
+# First, so every projection of the sweeps takes its expected error from this
+# validation (docs/projection.md, "Expected error and sensitivity").
+echo "== paper validation"
+"$ptdp" validate --quiet --out "$results/paper-validation.json" | grep -E "points|no point" || true
+export PTDP_VALIDATION="$results/paper-validation.json"
 status=0
 for sweep in sweeps/*.json; do
   name=$(basename "$sweep" .json)
@@ -49,8 +54,6 @@ for sweep in sweeps/*.json; do
     "$ptdp" sweep "$sweep" --mode project --jobs 2 --out "$results/$name-projected.json" | tail -n 1 || status=1
   fi
 done
-echo "== paper validation"
-"$ptdp" validate --quiet --out "$results/paper-validation.json" | grep -E "points|no point" || true
 echo "== report"
 /usr/bin/python3 report/build_report.py --results "$results" --out "$report"
 echo "reproduce: results in $results, report in $report/report.md"

@@ -77,5 +77,9 @@ ConfigErrors validate(const Config& c, int world_size = 0);
 
 // The folder of machine profiles: $PTDP_MACHINES, else <source>/sweeps/machines.
 std::filesystem::path default_machines_dir();
+// The committed paper validation (`ptdp validate --out`), whose per-point errors
+// give every projection its expected error: $PTDP_VALIDATION, else
+// <source>/results/paper-validation.json.
+std::filesystem::path default_validation_file();
 
 }  // namespace ptdp

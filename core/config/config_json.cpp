@@ -158,4 +158,9 @@ std::filesystem::path default_machines_dir() {
   return std::filesystem::path(PTDP_SOURCE_DIR) / "sweeps" / "machines";
 }
 
+std::filesystem::path default_validation_file() {
+  if (const char* env = std::getenv("PTDP_VALIDATION")) return env;
+  return std::filesystem::path(PTDP_SOURCE_DIR) / "results" / "paper-validation.json";
+}
+
 }  // namespace ptdp

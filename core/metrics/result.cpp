@@ -72,6 +72,12 @@ json metrics_json(const RunResult& r) {
 
 const char* provenance_key(ResultMode m) { return m == ResultMode::measured ? "run" : "projection"; }
 
+// "expected_error" and "sensitivity", where the result has them.
+void add_trust(const RunResult& r, json& j) {
+  if (r.expected_error) j["expected_error"] = *r.expected_error;
+  if (r.sensitivity) j["sensitivity"] = *r.sensitivity;
+}
+
 }  // namespace
 
 const char* to_string(ResultMode m) {
@@ -105,9 +111,14 @@ json to_json(const RunResult& r) {
   if (r.vocab_padded > 0) j["model"]["vocab_padded"] = r.vocab_padded;
   j[provenance_key(r.mode)] = r.provenance;
   j["metrics"] = metrics_json(r);
+  add_trust(r, j);
   if (r.mode == ResultMode::measured) {
-    if (r.projected) j["projected"] = {{"projection", r.projected->provenance}, {"metrics", metrics_json(*r.projected)}};
-    else j["projected"] = {{"error", r.projected_error}};
+    if (r.projected) {
+      j["projected"] = {{"projection", r.projected->provenance}, {"metrics", metrics_json(*r.projected)}};
+      add_trust(*r.projected, j["projected"]);
+    } else {
+      j["projected"] = {{"error", r.projected_error}};
+    }
   }
   if (!r.memory.fits) j["does_not_fit"] = {{"peak_bytes", r.memory.peak_model()}, {"available_bytes", r.memory.available}};
   for (const auto& [key, value] : r.extra.items()) j[key] = value;

@@ -77,6 +77,10 @@ struct RunResult {
   std::optional<Breakdown> breakdown;
   std::optional<CommunicationFigures> communication;
   std::vector<double> loss, grad_norm;
+  // Projections: how far they can be trusted and what moves them
+  // (core/sim/expected_error.h, core/sim/sensitivity.h); absent on measured
+  // runs' own figures (their "projected" block carries them).
+  std::optional<nlohmann::json> expected_error, sensitivity;
   // Measured runs: the same configuration projected (iteration, bubble, memory,
   // breakdown under the projection's "metrics" keys), or why it could not be.
   std::shared_ptr<const RunResult> projected;

@@ -135,6 +135,13 @@ Config config_of(const json& j) {
   }
 }
 
+// "expected_error" and "sensitivity" of a projection (objects, or absent).
+void read_trust(const json& j, const std::string& path, RunResult& r) {
+  for (const auto& [key, field] : {std::pair{"expected_error", &RunResult::expected_error},
+                                   {"sensitivity", &RunResult::sensitivity}})
+    if (j.contains(key)) r.*field = object_at(j, key, path);
+}
+
 }  // namespace
 
 RunResult read_result(const json& j) {
@@ -154,17 +161,20 @@ RunResult read_result(const json& j) {
   const char* provenance = r.mode == ResultMode::measured ? "run" : "projection";
   r.provenance = j.value(provenance, json::object());
   read_metrics(object_at(j, "metrics", ""), "metrics.", r);
+  read_trust(j, "", r);
   if (j.contains("projected") && j["projected"].contains("metrics")) {
     auto p = std::make_shared<RunResult>();
     p->config = r.config;
     p->provenance = j["projected"].value("projection", json::object());
     read_metrics(j["projected"]["metrics"], "projected.metrics.", *p);
+    read_trust(j["projected"], "projected.", *p);
     r.projected = std::move(p);
   } else if (j.contains("projected")) {
     r.projected_error = j["projected"].value("error", "");
   }
   const std::set<std::string> known = {"schema",    "system",   "mode",    "model",     "plan",
-                                       "machine",   "optimizer", "software", "metrics", "projected", provenance};
+                                       "machine",   "optimizer", "software", "metrics", "projected", provenance,
+                                       "expected_error", "sensitivity"};
   for (const auto& [key, value] : j.items())
     if (!known.contains(key)) r.extra[key] = value;
   return r;

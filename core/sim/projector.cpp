@@ -6,18 +6,23 @@
 #include "core/metrics/result_io.h"
 #include "core/schedule/registry.h"
 #include "core/sim/cost_model.h"
+#include "core/sim/expected_error.h"
+#include "core/sim/sensitivity.h"
 
 namespace ptdp {
 
 namespace {
 
-// Adds one rank's time by category from its simulated events.
-void account(const PassOf& pass, const TimelineEvent& e, Breakdown& b) {
+// Adds one rank's time by category from its simulated events; `passes` gets
+// the forwards' and backwards' spans split by their cost's kinds.
+void account(const PassOf& pass, const TimelineEvent& e, Breakdown& b, PassCost& passes) {
   const double span = e.end_s - e.start_s;
   const auto split = [&](const PassCost& c) {
     const double total = c.total();
-    b.compute += total > 0 ? span * c.compute() / total : 0;
-    b.tp_comm += total > 0 ? span * c.tp_comm / total : 0;
+    if (total <= 0) return;
+    passes += (span / total) * c;
+    b.compute += span * c.compute() / total;
+    b.tp_comm += span * c.tp_comm / total;
   };
   // The field each Op's time goes to; compute ops are split above, receives
   // are waiting (counted in the bubble).
@@ -36,11 +41,12 @@ void account(const PassOf& pass, const TimelineEvent& e, Breakdown& b) {
   else if (const Field f = kField[op_index(op)]) b.*f += span;
 }
 
-Breakdown breakdown(const PassOf& pass, const Timeline& timeline, int p, double iteration_s) {
+Breakdown breakdown(const PassOf& pass, const Timeline& timeline, int p, double iteration_s, PassCost& passes) {
   Breakdown b;
-  for (const auto& e : timeline) account(pass, e, b);
+  for (const auto& e : timeline) account(pass, e, b, passes);
   const double ranks = p;
   b.compute /= ranks, b.tp_comm /= ranks, b.pp_comm /= ranks, b.dp_comm /= ranks, b.optimizer /= ranks;
+  passes = (1 / ranks) * passes;
   b.bubble = std::max(0.0, iteration_s - b.compute - b.tp_comm - b.pp_comm - b.dp_comm - b.optimizer);
   return b;
 }
@@ -72,7 +78,7 @@ Projection project_with(const Config& cfg, const PipelineCosts& costs, const Pas
   Projection out;
   out.timeline = simulate_pipeline(programs, costs);
   for (const auto& e : out.timeline) out.iteration_s = std::max(out.iteration_s, e.end_s);
-  out.breakdown = breakdown(pass, out.timeline, p.pp, out.iteration_s);
+  out.breakdown = breakdown(pass, out.timeline, p.pp, out.iteration_s, out.passes);
   out.bubble = pipeline_bubble(out.timeline);
   out.memory_formula = formula;
   const MemoryTraits traits = memory_traits(cfg.machine, p);
@@ -84,7 +90,8 @@ Projection project_with(const Config& cfg, const PipelineCosts& costs, const Pas
   return out;
 }
 
-RunResult projected_result(const Config& cfg, const Projection& proj, const Calibration* calibration) {
+RunResult projected_result(const Config& cfg, const Projection& proj, const Calibration* calibration,
+                           Annotations annotations) {
   RunResult r;
   r.mode = ResultMode::projected;
   r.config = cfg;
@@ -103,6 +110,10 @@ RunResult projected_result(const Config& cfg, const Projection& proj, const Cali
   r.memory.model_per_stage = proj.memory;
   r.memory.available = cfg.machine.memory_bytes - cfg.machine.memory_reserved_bytes;
   r.memory.fits = proj.fits;
+  if (annotations == Annotations::all) {
+    r.expected_error = expected_error(cfg, default_validation_file());
+    r.sensitivity = sensitivity(cfg, time_shares(proj.breakdown, proj.passes), proj.iteration_s, calibration);
+  }
   return r;
 }
 

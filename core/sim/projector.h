@@ -24,6 +24,7 @@ namespace ptdp {
 struct Projection {
   double iteration_s = 0;
   Breakdown breakdown;
+  PassCost passes;                     // breakdown's compute + tp_comm by kind (GEMM, attention, memory, TP)
   BubbleStats bubble;                  // simulated, per pipeline rank
   std::vector<MemoryBreakdown> memory; // per pipeline rank
   ActivationFormula memory_formula = ActivationFormula::korthikanti;  // what `memory` counts activations by
@@ -50,8 +51,15 @@ using PassOf = std::function<PassCost(int pp_rank, const Instr& forward_or_backw
 Projection project_with(const Config& cfg, const PipelineCosts& costs, const PassOf& pass,
                         ActivationFormula formula = ActivationFormula::korthikanti);
 
+// What a projected result carries beyond the projection's own figures: its
+// expected error (the committed validation's errors for its class,
+// expected_error.h) and its sensitivity (sensitivity.h, ~24 projections more),
+// or neither: the validation itself, whose points those errors are.
+enum class Annotations : std::uint8_t { all, none };
+
 // The projected result ("mode": "projected"): the same type as a measured run's,
 // with the breakdown; its provenance names the calibration when one was used.
-RunResult projected_result(const Config& cfg, const Projection& proj, const Calibration* calibration);
+RunResult projected_result(const Config& cfg, const Projection& proj, const Calibration* calibration,
+                           Annotations annotations = Annotations::all);
 
 }  // namespace ptdp

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include "core/sim/expected_error.h"
 #include "core/sweep/project_point.h"
 
 namespace ptdp {
@@ -24,6 +25,13 @@ void check_ordering(ExperimentCheck& c) {
       }
 }
 
+// The configuration projected: the sweep's point with the plan a search chose.
+Config projected_config(Config cfg, const nlohmann::json& result) {
+  const nlohmann::json& plan = result["plan"];
+  cfg.plan.tp = plan["tp"], cfg.plan.pp = plan["pp"], cfg.plan.dp = plan["dp"];
+  return cfg;
+}
+
 }  // namespace
 
 ExperimentCheck check_against_paper(const Sweep& sweep, const Calibration* calibration) {
@@ -31,11 +39,13 @@ ExperimentCheck check_against_paper(const Sweep& sweep, const Calibration* calib
   c.name = sweep.name, c.reproduces = sweep.reproduces, c.metric = sweep.metric;
   const auto t0 = std::chrono::steady_clock::now();
   for (const auto& point : sweep.points) {
-    const PointOutcome o = project_point(sweep, point, calibration);
+    // Bare results: the expected errors are what this check produces.
+    const PointOutcome o = project_point(sweep, point, calibration, Annotations::none);
     if (o.status == PointStatus::does_not_fit) c.unfit.push_back(point.series + " " + point.label + ": " + o.reason);
     if (o.status == PointStatus::refused) c.refused.push_back(point.series + " " + point.label + ": " + o.reason);
     if (!point.paper || *point.paper == 0 || o.status != PointStatus::ok) continue;  // no relative error against 0
-    PointCheck p{point.series, point.label, o.status, *point.paper, *o.value, 0, o.result["plan"]};
+    PointCheck p{point.series, point.label, o.status, *point.paper, *o.value, 0, o.result["plan"],
+                 to_json(error_class(projected_config(point.config, o.result)))};
     p.error = (p.projected - p.paper) / p.paper;
     c.points.push_back(p);
   }
@@ -52,7 +62,7 @@ nlohmann::json to_json(const ExperimentCheck& c) {
   nlohmann::json points = nlohmann::json::array();
   for (const auto& p : c.points)
     points.push_back({{"series", p.series}, {"label", p.label}, {"paper", p.paper}, {"projected", p.projected},
-                      {"error", p.error}, {"plan", p.plan}});
+                      {"error", p.error}, {"plan", p.plan}, {"class", p.error_class}});
   return {{"name", c.name},
           {"reproduces", c.reproduces},
           {"metric", c.metric},

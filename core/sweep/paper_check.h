@@ -22,6 +22,7 @@ struct PointCheck {
   double paper = 0, projected = 0;
   double error = 0;  // (projected − paper) / paper
   nlohmann::json plan;
+  nlohmann::json error_class;  // the projection's class for expected errors (core/sim/expected_error.h)
 };
 
 struct ExperimentCheck {

@@ -31,7 +31,8 @@ nlohmann::json sweep_tag(const Sweep& sweep, const SweepPoint& point) {
           {"metric", sweep.metric}, {"paper", point.paper ? nlohmann::json(*point.paper) : nlohmann::json(nullptr)}};
 }
 
-PointOutcome project_point(const Sweep& sweep, const SweepPoint& point, const Calibration* calibration) {
+PointOutcome project_point(const Sweep& sweep, const SweepPoint& point, const Calibration* calibration,
+                           Annotations annotations) {
   PointOutcome out;
   const ConfigErrors errors = point.errors.empty() ? check_projectable(point.config) : point.errors;
   if (!errors.empty()) {
@@ -50,7 +51,7 @@ PointOutcome project_point(const Sweep& sweep, const SweepPoint& point, const Ca
   } else {
     proj = project(cfg, calibration);
   }
-  RunResult result = projected_result(cfg, proj, calibration);
+  RunResult result = projected_result(cfg, proj, calibration, annotations);
   if (!search.is_null()) result.extra["search"] = search;
   result.extra["sweep"] = sweep_tag(sweep, point);
   out.result = to_json(result);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/sim/calibration.h"
+#include "core/sim/projector.h"
 #include "core/sweep/sweep.h"
 
 namespace ptdp {
@@ -19,7 +20,9 @@ struct PointOutcome {
   nlohmann::json result;        // the projected result (also for does_not_fit)
 };
 
-PointOutcome project_point(const Sweep& sweep, const SweepPoint& point, const Calibration* calibration);
+// `annotations`: whether the result carries expected error and sensitivity (projector.h).
+PointOutcome project_point(const Sweep& sweep, const SweepPoint& point, const Calibration* calibration,
+                           Annotations annotations = Annotations::all);
 
 // {"name", "file", "point", "series", "label", "overrides", "paper"}: where a result came from.
 nlohmann::json sweep_tag(const Sweep& sweep, const SweepPoint& point);

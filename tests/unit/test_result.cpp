@@ -55,6 +55,8 @@ TEST(Result, ReaderTakesAResultBackWhole) {
   EXPECT_EQ(back.config.plan.pp, 4);
   EXPECT_DOUBLE_EQ(back.median_iteration_s(), 0.5);
   ASSERT_TRUE(back.projected);
+  ASSERT_TRUE(back.projected->expected_error && back.projected->sensitivity);  // in the "projected" block
+  EXPECT_TRUE(j["projected"].contains("expected_error") && j["projected"].contains("sensitivity"));
   EXPECT_EQ(to_json(back), j);
 }
 
