@@ -51,6 +51,8 @@ for sweep in sweeps/*.json; do
 done
 echo "== paper validation"
 "$ptdp" validate --quiet --out "$results/paper-validation.json" | grep -E "points|no point" || true
+echo "== paper ablation (each modelled mechanism off in turn)"
+"$ptdp" validate --ablate --out "$results/paper-ablation.json" || status=1
 echo "== report"
 /usr/bin/python3 report/build_report.py --results "$results" --out "$report"
 echo "reproduce: results in $results, report in $report/report.md"
