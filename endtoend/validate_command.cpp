@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "core/metrics/result_io.h"
+#include "core/sweep/ablation.h"
 #include "core/sweep/paper_check.h"
 #include "endtoend/commands.h"
 
@@ -17,7 +18,7 @@ namespace {
 struct ValidateArgs {
   std::vector<std::string> sweeps;
   std::string out, calibration;
-  bool quiet = false;
+  bool quiet = false, ablate = false;
 };
 
 std::vector<std::filesystem::path> paper_sweeps(const std::vector<std::string>& given) {
@@ -47,15 +48,29 @@ void print_check(const ExperimentCheck& c, bool quiet) {
               c.points.size(), 100 * c.mean_abs_error, 100 * c.max_abs_error, c.ordering_violations.size(), c.seconds);
 }
 
+int run_ablation(const std::vector<Sweep>& sweeps, const Calibration* calibration, const std::string& out) {
+  const Ablation a = ablate(sweeps, calibration);
+  print_ablation(a);
+  nlohmann::json j = to_json(a);
+  j["software"] = software_info();
+  j["calibration"] = calibration ? nlohmann::json(calibration->name) : nlohmann::json(nullptr);
+  if (!out.empty()) write_json_atomic(out, j);
+  return kExitOk;
+}
+
 int run(const ValidateArgs& args) {
   std::unique_ptr<Calibration> calibration;
   nlohmann::json all = nlohmann::json::array();
   try {
     if (!args.calibration.empty()) calibration = std::make_unique<Calibration>(Calibration::load(args.calibration));
     const nlohmann::json reference = load_reference_experiments();
+    std::vector<Sweep> sweeps;
     for (const auto& file : paper_sweeps(args.sweeps)) {
-      const Sweep sweep = load_sweep(file, default_machines_dir(), &reference);
-      if (sweep.reference.empty() || sweep.mode == SweepMode::measure) continue;
+      Sweep sweep = load_sweep(file, default_machines_dir(), &reference);
+      if (!sweep.reference.empty() && sweep.mode != SweepMode::measure) sweeps.push_back(std::move(sweep));
+    }
+    if (args.ablate) return run_ablation(sweeps, calibration.get(), args.out);
+    for (const Sweep& sweep : sweeps) {
       const ExperimentCheck check = check_against_paper(sweep, calibration.get());
       print_check(check, args.quiet);
       all.push_back(to_json(check));
@@ -84,6 +99,8 @@ Command add_validate_command(CLI::App& app) {
   sub->add_option("--out", args->out, "Write the comparison as JSON (for the report)");
   sub->add_option("--calibration", args->calibration, "Calibration table from `ptdp calibrate`")->check(CLI::ExistingFile);
   sub->add_flag("--quiet", args->quiet, "Print only each experiment's summary");
+  sub->add_flag("--ablate", args->ablate, "Switch each modelled mechanism off in turn and report how each "
+                                          "experiment's error changes (--out: the JSON)");
   return {sub, [args] { return run(*args); }};
 }
 

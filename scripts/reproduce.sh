@@ -54,6 +54,8 @@ for sweep in sweeps/*.json; do
     "$ptdp" sweep "$sweep" --mode project --jobs 2 --out "$results/$name-projected.json" | tail -n 1 || status=1
   fi
 done
+echo "== paper ablation (each modelled mechanism off in turn)"
+"$ptdp" validate --ablate --out "$results/paper-ablation.json" || status=1
 echo "== report"
 /usr/bin/python3 report/build_report.py --results "$results" --out "$report"
 echo "reproduce: results in $results, report in $report/report.md"

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "core/config/mechanisms.h"
 #include "core/tensor/dtype.h"
 
 namespace ptdp {
@@ -43,6 +44,7 @@ struct Machine {
   Link intra_node;                            // NVLink/NVSwitch (or shared memory on a CPU)
   Link inter_node;                            // InfiniBand
   Efficiency efficiency;                      // kernel and link efficiencies
+  Mechanisms mechanisms;                      // the cost model's switches: all on (not in JSON; --ablate)
   std::map<std::string, std::string> sources; // field name -> where its number comes from
 
   // Dense peak for a precision name, or 0 when the profile does not give one.

@@ -19,7 +19,7 @@ double CommModel::busbw(Placement g, Collective c) const {
   if (g.single_node()) return nvlink;
   // The node's adapters are shared by the gpus_per_node/per_node groups running at once.
   const double nics = machine_.nics_per_node() * machine_.inter_node.bandwidth_gbs * 1e9 * e.inter_node;
-  const double share = nics * g.per_node / std::max(1, machine_.gpus_per_node);
+  const double share = machine_.mechanisms.adapter_sharing ? nics * g.per_node / std::max(1, machine_.gpus_per_node) : nics;
   return g.per_node > 1 ? std::min(nvlink, share) : share;
 }
 
@@ -56,7 +56,8 @@ double CommModel::p2p(double bytes, bool same_node, int senders_per_node) const 
   const Efficiency& e = machine_.efficiency;
   if (same_node) return machine_.intra_node.latency_us * 1e-6 + bytes / (machine_.intra_node.bandwidth_gbs * 1e9 * e.intra_node);
   const double nic = machine_.inter_node.bandwidth_gbs * 1e9 * e.inter_node;
-  const double shared = nic * machine_.nics_per_node() / std::max(1, senders_per_node);
+  const int senders = machine_.mechanisms.adapter_sharing ? std::max(1, senders_per_node) : 1;
+  const double shared = nic * machine_.nics_per_node() / senders;
   return machine_.inter_node.latency_us * 1e-6 + bytes / std::min(nic, shared);
 }
 

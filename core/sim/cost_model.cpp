@@ -43,6 +43,18 @@ CostModel::CostModel(const Config& cfg, const Calibration* calibration) : p_(cfg
   // (6), zero the gradients (4): 58.
   for (int r = 0; r < p_; ++r)
     optimizer_.push_back(dev.memory_seconds(58.0 * static_cast<double>(rank_parameter_count(cfg.model, cfg.plan, r)), 7));
+  switch_off(cfg.machine.mechanisms);
+}
+
+// Ablation (ptdp validate --ablate): what a mechanism switched off costs nothing.
+void CostModel::switch_off(const Mechanisms& on) {
+  const auto zero = [](std::vector<double>& v) { std::fill(v.begin(), v.end(), 0.0); };
+  if (!on.optimizer_step) zero(optimizer_);
+  if (!on.data_parallel_comm) zero(dp_reduce_), tied_reduce_ = 0;
+  if (!on.pipeline_comm) zero(to_next_), zero(to_prev_);
+  if (!on.tensor_parallel_comm)
+    for (auto* v : {&forward_, &backward_})
+      for (PassCost& c : *v) c.tp_comm = 0;
 }
 
 void CostModel::build_chunk_costs(const Config& cfg, const DeviceRates& dev) {
@@ -51,7 +63,7 @@ void CostModel::build_chunk_costs(const Config& cfg, const DeviceRates& dev) {
       const ChunkLayout l = chunk_layout(cfg.model, cfg.plan, r, c);
       PassCost f = l.num_layers * layer_.forward, b = l.num_layers * layer_.backward;
       b += l.num_layers * layer_.recompute;
-      if (!cfg.plan.grad_accumulation_fusion) {
+      if (!cfg.plan.grad_accumulation_fusion && cfg.machine.mechanisms.fp32_grad_accumulation) {
         // Each micro-batch's 16-bit weight gradients are added into the fp32
         // main gradients in a pass of their own: read 2, read 4 and write 4 bytes.
         const double params = static_cast<double>(rank_parameter_count(cfg.model, cfg.plan, r)) / v_;

@@ -37,6 +37,7 @@ class CostModel {
   std::size_t index(int pp_rank, int chunk) const { return static_cast<std::size_t>(pp_rank * v_ + chunk); }
   void build_chunk_costs(const Config& cfg, const DeviceRates& dev);
   void build_step_costs(const Config& cfg, const CommModel& comm, const Topology& topo);
+  void switch_off(const Mechanisms& on);
   double boundary_transfer(const Config& cfg, const CommModel& comm, const Topology& topo, int src, int dst) const;
 
   int p_, v_;

@@ -21,7 +21,7 @@ DeviceRates::DeviceRates(const Machine& machine, Precision precision, const Cali
   if (calibration_ != nullptr && calibration_->memory_bandwidth_gbs > 0)
     bandwidth_ = calibration_->memory_bandwidth_gbs * 1e9;
   if (bandwidth_ <= 0) throw std::invalid_argument("machine \"" + machine.name + "\" gives no memory bandwidth");
-  launch_s_ = machine.efficiency.kernel_launch_us * 1e-6;
+  launch_s_ = machine.mechanisms.kernel_launch ? machine.efficiency.kernel_launch_us * 1e-6 : 0.0;
 }
 
 double DeviceRates::analytical_gemm_efficiency(const GemmShape& g) const {
@@ -29,14 +29,16 @@ double DeviceRates::analytical_gemm_efficiency(const GemmShape& g) const {
   const double tiles = std::ceil(g.m / e.gemm_tile_m) * std::ceil(g.n / e.gemm_tile_n) * g.batch;
   const double slots = std::ceil(tiles / std::max(1, e.sms)) * std::max(1, e.sms);
   const double useful = (g.m * g.n * g.batch) / (e.gemm_tile_m * e.gemm_tile_n);
-  const double waves = std::min(1.0, useful / slots);
-  return e.gemm * waves * g.k / (g.k + e.gemm_k_half);
+  const Mechanisms& on = machine_.mechanisms;
+  const double waves = on.wave_quantization ? std::min(1.0, useful / slots) : 1.0;
+  return e.gemm * waves * (on.short_reduction ? g.k / (g.k + e.gemm_k_half) : 1.0);
 }
 
 double DeviceRates::analytical_gemm_seconds(const GemmShape& g) const {
   if (g.flops() <= 0) return 0.0;
   const double bytes = (g.m * g.k + g.k * g.n + g.m * g.n) * g.batch * element_bytes_;
-  return std::max(g.flops() / (peak_flops_ * analytical_gemm_efficiency(g)), bytes / bandwidth_) + launch_s_;
+  const double compute = g.flops() / (peak_flops_ * analytical_gemm_efficiency(g));
+  return (machine_.mechanisms.memory_bound_gemm ? std::max(compute, bytes / bandwidth_) : compute) + launch_s_;
 }
 
 double DeviceRates::gemm_seconds(const GemmShape& g) const {

@@ -130,6 +130,13 @@ class BuildReportOnFixtures(unittest.TestCase):
         self.assertRow("| interleaved | (1,4,2) | projected | 19,030 | — | — | ok |")
         self.assertIn("No point has both a ptdp value and a paper value.", self.section("cpu_layouts"))
 
+    def test_ablation_table(self):
+        # fixtures/paper-ablation.json: full 3.4% and 7.8%; tensor_parallel_comm off: +0.086, +0.165.
+        self.assertIn("\n## Ablation: each modelled mechanism off in turn\n", self.report)
+        self.assertRow("| mechanism | table1 | figure13 |")
+        self.assertRow("| full model: mean abs error | 3.4% | 7.8% |")
+        self.assertRow("| without tensor_parallel_comm | +8.6 | +16.5 |")
+
     def test_figure8_derived_from_figure7(self):
         # Fixture t(b) = 0.25, 0.43, 0.80 s; p = 8. B = 128: T = 135·0.25, 71·0.43, 39·0.80 = 33.75,
         # 30.53, 31.2 -> 1, 1.1055, 1.0817 against the paper's 1.0, 1.09, 1.09: +1.4%, −0.8%.

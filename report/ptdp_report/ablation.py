@@ -1,0 +1,30 @@
+"""The ablation section: `ptdp validate --ablate` (results/paper-ablation.json), one
+row per modelled mechanism switched off, one column per experiment, each cell the
+change of its mean |error| in points against the full model."""
+import json
+from pathlib import Path
+
+SCHEMA = "ptdp.ablation/1"
+
+
+def ablation_section(results_dir):
+    """Markdown lines for the ablation, or [] when the results have none."""
+    from .markdown import table  # markdown.py calls this section: import here, not at load
+    path = Path(results_dir) / "paper-ablation.json"
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return []
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        return []
+    full = doc["full"]
+    names = list(full)
+    rows = [["full model: mean abs error"] + [f"{100 * full[n]['mean_abs_error']:.1f}%" for n in names]]
+    for row in doc["off"]:
+        exps = row["experiments"]
+        rows.append([f"without {row['mechanism']}"] + [f"{100 * exps[n]['change']:+.1f}" for n in names])
+    return ["## Ablation: each modelled mechanism off in turn", "",
+            "Change of each experiment's mean absolute error against the paper, in points, with one "
+            "mechanism of the cost model switched off (`ptdp validate --ablate`; docs/projection.md lists "
+            "each mechanism and its source). Positive: the mechanism brings the projection closer to the paper.",
+            ""] + table(["mechanism"] + names, rows) + [""]
