@@ -30,11 +30,15 @@ namespace {
 
 double dbl(std::int64_t v) { return static_cast<double>(v); }
 
+// Scratch each timed run overwrites first: on a GPU more than its L2; none on
+// the CPU, where training has its small working set warm (bench_timing.h).
+std::size_t flush_bytes_for(Device device) { return device == Device::cuda ? 256u << 20 : 0; }
+
 class Suite {
  public:
   Suite(const Options& o, const Config& cfg)
       : opt_(o), cfg_(cfg), x_(cfg.model, cfg.plan), alloc_(make_allocator(o.device, 0)), ops_(make_ops(o.device, cfg, *alloc_)),
-        timer_(*ops_, o.device == Device::cuda ? 256u << 20 : 32u << 20), peak_(peak_flops(cfg)) {}
+        timer_(*ops_, flush_bytes_for(o.device)), peak_(peak_flops(cfg)) {}
 
   void register_all() {
     if (opt_.device == Device::cuda) {  // made before any benchmark runs, like the other variants' ops
@@ -50,6 +54,7 @@ class Suite {
 
  private:
   // Off, and on where it changes the path: CPU ops are deterministic anyway.
+  std::size_t flush_bytes() const { return flush_bytes_for(opt_.device); }
   std::vector<bool> determinism_modes() const {
     return opt_.device == Device::cuda ? std::vector<bool>{false, true} : std::vector<bool>{false};
   }
@@ -60,7 +65,7 @@ class Suite {
   void gemm(const std::string& role, std::int64_t rows, std::int64_t cols, std::int64_t depth) {
     benchmark::RegisterBenchmark(("gemm/" + role).c_str(), [this](benchmark::State& st) {
       const std::int64_t m = st.range(0), n = st.range(1), k = st.range(2);
-      Tensor a = ops_->zeros({m, k}), w = ops_->zeros({n, k}), y = ops_->empty({m, n});
+      Tensor a = random_tensor(*ops_, {m, k}), w = random_tensor(*ops_, {n, k}, 0.05f), y = ops_->empty({m, n});
       timer_.run(st, {2 * dbl(m) * dbl(n) * dbl(k), x_.e * dbl(m * k + n * k + m * n), "gemm"}, peak_,
                  [&] { ops_->linear_forward(a, w, Tensor{}, y); });
       st.counters["m"] = dbl(m), st.counters["n"] = dbl(n), st.counters["k"] = dbl(k), st.counters["batch"] = 1;
@@ -95,10 +100,10 @@ class Suite {
       benchmark::RegisterBenchmark(("attention/" + name + (backward ? "_bwd" : "_fwd") + suffix(deterministic)).c_str(),
                                    [this, ops, label, backward](benchmark::State& st) {
         const std::int64_t b = st.range(0), s = st.range(1), a = st.range(2), d = st.range(3);
-        Tensor qkv = ops->zeros({b, s, 3 * a * d}), out = ops->empty({b, s, a * d}), dqkv = ops->empty({b, s, 3 * a * d});
+        Tensor qkv = random_tensor(*ops, {b, s, 3 * a * d}), out = ops->empty({b, s, a * d}), dqkv = ops->empty({b, s, 3 * a * d});
         Tensor saved = ops->attention_forward(qkv, static_cast<int>(a), out);
         const double flops = 4 * dbl(b) * dbl(a) * dbl(s) * dbl(s) * dbl(d) * (backward ? 2 : 1);
-        Timer timer(*ops, opt_.device == Device::cuda ? 256u << 20 : 32u << 20);
+        Timer timer(*ops, flush_bytes());
         timer.run(st, {flops, 0, label}, peak_, [&] {
           if (backward) ops->attention_backward(out, qkv, out, saved, static_cast<int>(a), dqkv);
           else saved = ops->attention_forward(qkv, static_cast<int>(a), out);
@@ -118,7 +123,7 @@ class Suite {
     for (const bool backward : {false, true})
       benchmark::RegisterBenchmark(backward ? "layernorm/bwd" : "layernorm/fwd", [this, backward](benchmark::State& st) {
         const std::int64_t n = st.range(0), h = st.range(1);
-        Tensor x = ops_->zeros({n, h}), g = ops_->zeros({h}), beta = ops_->zeros({h}), y = ops_->empty({n, h});
+        Tensor x = random_tensor(*ops_, {n, h}), g = random_tensor(*ops_, {h}), beta = ops_->zeros({h}), y = ops_->empty({n, h});
         Tensor mean = ops_->empty({n}, DType::f32), rstd = ops_->empty({n}, DType::f32);
         Tensor dg = ops_->zeros({h}, DType::f32), db = ops_->zeros({h}, DType::f32);
         ops_->layernorm_forward(x, g, beta, y, mean, rstd);
@@ -146,10 +151,10 @@ class Suite {
     const std::string name = std::string("residual_layernorm/") + (fused ? "fused" : "unfused");
     benchmark::RegisterBenchmark(name.c_str(), [this, ops](benchmark::State& st) {
       const std::int64_t n = st.range(0), h = st.range(1);
-      Tensor y = ops->zeros({n, h}), x = ops->zeros({n, h}), sum = ops->empty({n, h}), ln = ops->empty({n, h});
+      Tensor y = random_tensor(*ops, {n, h}), x = random_tensor(*ops, {n, h}), sum = ops->empty({n, h}), ln = ops->empty({n, h});
       Tensor b = ops->zeros({h}), g = ops->zeros({h}), beta = ops->zeros({h});
       Tensor mean = ops->empty({n}, DType::f32), rstd = ops->empty({n}, DType::f32);
-      Timer timer(*ops, opt_.device == Device::cuda ? 256u << 20 : 32u << 20);
+      Timer timer(*ops, flush_bytes());
       timer.run(st, {0, 4 * x_.e * dbl(n * h) + 8 * dbl(n), "memory"}, peak_,
                 [&] { ops->bias_residual_layernorm(y, b, x, g, beta, sum, ln, mean, rstd); });
     })->Args({x_.n, x_.h})->ArgNames({"n", "h"})->UseManualTime()->Unit(benchmark::kMillisecond);
@@ -166,14 +171,14 @@ class Suite {
     const std::string name = std::string("bias_gelu/") + (fused ? "fused" : "unfused") + (backward ? "_bwd" : "");
     benchmark::RegisterBenchmark(name.c_str(), [this, ops, backward](benchmark::State& st) {
       const std::int64_t n = st.range(0), f = st.range(1), h = st.range(2);
-      Tensor x = ops->zeros({n, h}), w = ops->zeros({f, h}), b = ops->zeros({f}), pre = ops->zeros({n, f});
-      Tensor y = ops->zeros({n, f});
-      Timer timer(*ops, opt_.device == Device::cuda ? 256u << 20 : 32u << 20);
+      Tensor x = random_tensor(*ops, {n, h}), w = random_tensor(*ops, {f, h}, 0.05f), b = ops->zeros({f}), pre = random_tensor(*ops, {n, f});
+      Tensor y = random_tensor(*ops, {n, f});
+      Timer timer(*ops, flush_bytes());
       if (!backward) {
         timer.run(st, {2 * dbl(n) * dbl(f) * dbl(h), 0, "fused_op"}, peak_, [&] { ops->linear_gelu_forward(x, w, b, pre, y); });
         return;
       }
-      Tensor dy = ops->zeros({n, h}), w2 = ops->zeros({h, f}), dpre = ops->empty({n, f});
+      Tensor dy = random_tensor(*ops, {n, h}), w2 = random_tensor(*ops, {h, f}, 0.05f), dpre = ops->empty({n, f});
       Tensor dw2 = ops->zeros({h, f}, DType::f32), db2 = ops->zeros({h}, DType::f32), db1 = ops->zeros({f}, DType::f32);
       timer.run(st, {4 * dbl(n) * dbl(f) * dbl(h), 0, "fused_op"}, peak_,
                 [&] { ops->linear_gelu_backward(dy, y, pre, w2, dpre, dw2, db2, db1); });
@@ -186,7 +191,7 @@ class Suite {
   void elementwise(const std::string& name, int arrays, std::int64_t rows, std::int64_t cols) {
     benchmark::RegisterBenchmark(("elementwise/" + name).c_str(), [this, name, arrays](benchmark::State& st) {
       const std::int64_t r = st.range(0), c = st.range(1);
-      Tensor a = ops_->zeros({r, c}), b = ops_->zeros({r, c}), out = ops_->empty({r, c});
+      Tensor a = random_tensor(*ops_, {r, c}), b = random_tensor(*ops_, {r, c}), out = ops_->empty({r, c});
       timer_.run(st, {0, arrays * x_.e * dbl(r * c), "memory"}, peak_, [&] {
         if (name == "gelu_fwd") ops_->gelu_forward(a, out);
         else if (name == "gelu_bwd") ops_->gelu_backward(a, b, out);
@@ -210,10 +215,10 @@ class Suite {
         source->sample(i, static_cast<int>(s), row.data());
         std::copy_n(row.begin(), s, ids.begin() + i * s);
       }
-      Tensor tokens = ops.empty({b, s}, DType::i32), dout = ops.zeros({b, s, h});
+      Tensor tokens = ops.empty({b, s}, DType::i32), dout = random_tensor(ops, {b, s, h});
       Tensor dwte = ops.zeros({vt, h}, DType::f32);
       ops.upload_i32(ids.data(), tokens);
-      Timer timer(ops, opt_.device == Device::cuda ? 256u << 20 : 32u << 20);
+      Timer timer(ops, flush_bytes());
       const double bytes = x_.e * dbl(b * s * h) + 8 * dbl(std::min(b * s, vt) * h);
       timer.run(st, {0, bytes, "memory"}, peak_, [&] { ops.embedding_backward(tokens, dout, 0, dwte); });
     })->Args({x_.b, x_.s, x_.h, x_.vt})->ArgNames({"b", "s", "h", "Vt"})->UseManualTime()->Unit(benchmark::kMillisecond);
@@ -280,11 +285,11 @@ void Suite::layer(bool deterministic) {
       ModelContext ctx{ops, tp_, cfg_.model, cfg_.plan};
       TransformerLayer layer(ctx, 0);
       Tensor grads = pack_grads(ops, layer.params());
-      Tensor x = ops.zeros({x_.b, x_.s, x_.h});
+      Tensor x = random_tensor(ops, {x_.b, x_.s, x_.h});
       LayerActs acts;
       Tensor y = layer.forward(x, acts, true);
       const double fwd = layer_forward_flops(cfg_.model, dbl(x_.b)) / x_.t;
-      Timer timer(ops, opt_.device == Device::cuda ? 256u << 20 : 32u << 20);
+      Timer timer(ops, flush_bytes());
       timer.run(st, {backward ? 2 * fwd : fwd, 0, "layer"}, peak_, [&] {
         if (!backward) y = layer.forward(x, acts, true);
         else layer.backward(y, acts);

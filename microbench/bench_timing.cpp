@@ -1,17 +1,30 @@
 // The timed loop and its counters.
 #include "microbench/bench_timing.h"
 
+#include <random>
+#include <vector>
+
 namespace ptdp::bench {
 
+Tensor random_tensor(Ops& ops, Shape shape, float scale) {
+  Tensor t = ops.empty(std::move(shape));
+  std::vector<float> host(static_cast<std::size_t>(t.numel()));
+  std::mt19937 rng(1234);
+  std::normal_distribution<float> normal(0.0f, scale);
+  for (float& v : host) v = normal(rng);
+  ops.upload_f32(host.data(), t);
+  return t;
+}
+
 Timer::Timer(Ops& ops, std::size_t flush_bytes)
-    : ops_(ops), flush_(ops.empty({static_cast<std::int64_t>(flush_bytes / 4)}, DType::f32)) {}
+    : ops_(ops), flush_(ops.empty({static_cast<std::int64_t>(flush_bytes / 4)}, DType::f32)), flush_bytes_(flush_bytes) {}
 
 void Timer::run(benchmark::State& state, const Work& work, double peak_flops, const std::function<void()>& op) {
   try {
     op();  // warm-up: algorithm selection, caches of the allocator
     ops_.synchronize();
     for (auto _ : state) {
-      ops_.zero(flush_);
+      if (flush_bytes_ > 0) ops_.zero(flush_);
       ops_.reset_marks(2);
       ops_.record_mark(0);
       op();

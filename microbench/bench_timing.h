@@ -1,6 +1,6 @@
 // Timing one op on a backend for Google Benchmark: before each iteration a
-// scratch buffer larger than the caches is overwritten (outside the timed
-// region), then the op runs between two of the backend's timing marks (CUDA
+// scratch buffer larger than the caches may be overwritten (outside the timed
+// region; on a GPU, whose training working set exceeds its L2), then the op runs between two of the backend's timing marks (CUDA
 // events on a GPU, the host clock on the CPU) and the mark-to-mark time is the
 // iteration's manual time. Counters: TFLOP/s, GB/s, percent of the peak.
 #pragma once
@@ -19,9 +19,16 @@ struct Work {
   std::string label; // "gemm", "memory", "attention", "flash_attention", "optimizer", "layer"
 };
 
+// (shape) in the compute type, values drawn from N(0, scale²), fixed seed: inputs with training's
+// spread. Zeros took data-dependent fast paths (tanh(0), exp of equal scores)
+// that training never takes, so the benchmark ran faster than training.
+Tensor random_tensor(Ops& ops, Shape shape, float scale = 1.0f);
+
 class Timer {
  public:
-  // `flush_bytes`: the scratch overwritten before every iteration.
+  // `flush_bytes`: the scratch overwritten before every iteration; 0: none, the
+  // op runs on warm caches, as on the CPU, where training's inputs are the
+  // previous op's outputs and the whole model fits the last-level cache.
   Timer(Ops& ops, std::size_t flush_bytes);
 
   // Runs `op` once per iteration of `state`; sets manual time, label and counters.
@@ -31,6 +38,7 @@ class Timer {
  private:
   Ops& ops_;
   Tensor flush_;
+  std::size_t flush_bytes_;
 };
 
 }  // namespace ptdp::bench

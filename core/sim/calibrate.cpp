@@ -52,6 +52,28 @@ json read_json(const std::filesystem::path& file) {
   }
 }
 
+// "attention/unfused_fused_softmax_fwd/b:2/s:64/heads:4/d:32/..." -> the value of "key:".
+double name_arg(const std::string& name, const std::string& key) {
+  const auto at = name.find("/" + key + ":");
+  if (at == std::string::npos) throw std::runtime_error(name + ": no " + key + " in the benchmark's name");
+  return std::stod(name.substr(at + key.size() + 2));
+}
+
+// The unfused attention core (label "attention", the fused scale+mask+softmax
+// variant, which plan.fused_ops runs by default) as the batched GEMMs the cost
+// model prices it by: forward QKᵀ (s, s, d) and ·V (s, d, s), backward four
+// more, all of equal FLOPs over a batch of b·heads. Each GEMM sample gets a
+// sixth of the measured forward + backward time, softmax included: on a CPU the
+// score loops, not the GEMM rate, set the attention's time.
+void add_attention_gemms(const std::map<std::string, double>& seconds, const std::string& name, Calibration& c) {
+  const auto fwd = seconds.find("fwd"), bwd = seconds.find("bwd");
+  if (fwd == seconds.end() || bwd == seconds.end()) return;
+  const double b = name_arg(name, "b"), s = name_arg(name, "s"), a = name_arg(name, "heads"), d = name_arg(name, "d");
+  const double each = (fwd->second + bwd->second) / 6;
+  c.gemms.push_back({{s, s, d, b * a}, each});
+  c.gemms.push_back({{s, d, s, b * a}, each});
+}
+
 }  // namespace
 
 Calibration calibrate(const std::vector<std::filesystem::path>& files, const std::string& machine,
@@ -60,6 +82,8 @@ Calibration calibrate(const std::vector<std::filesystem::path>& files, const std
   c.machine = machine;
   std::vector<double> bandwidths, attention;
   std::map<std::string, std::vector<Point>> collectives;
+  std::map<std::string, double> attention_seconds;  // "fwd", "bwd" of the unfused core
+  std::string attention_name;
   for (const auto& file : files) {
     const json j = read_json(file);
     const json ctx = j.value("context", json::object());
@@ -78,6 +102,11 @@ Calibration calibrate(const std::vector<std::filesystem::path>& files, const std
         } else if (label == "memory") {
           bandwidths.push_back(run.at("bytes").get<double>() / s / 1e9);
           ++in.memory;
+        } else if (const std::string name = run.value("name", ""); label == "attention" &&
+                   name.rfind("attention/unfused_fused_softmax_", 0) == 0) {
+          attention_seconds[name.find("_bwd/") != std::string::npos ? "bwd" : "fwd"] = s;
+          attention_name = name;
+          ++in.attention;
         } else if (label == "flash_attention") {
           attention.push_back(run.at("flops").get<double>() / s / 1e12);
           ++in.attention;
@@ -95,6 +124,7 @@ Calibration calibrate(const std::vector<std::filesystem::path>& files, const std
                 ctx.value("ptdp_commit", "?") + ", " + ctx.value("date", "?") + ")";
     if (inputs != nullptr) inputs->push_back(in);
   }
+  add_attention_gemms(attention_seconds, attention_name, c);
   c.memory_bandwidth_gbs = median(bandwidths);
   double sum = 0;
   for (double a : attention) sum += a;

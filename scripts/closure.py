@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Closure check: every measured point of sweep results against `ptdp project
+--calibration` of the same config, on the machine that ran both.
+
+Measured time: the fastest iteration of the run (min of N: on a shared machine
+other processes only ever add time, and the calibration's benchmarks are
+likewise best-case medians). Points with more ranks than cores are
+oversubscribed: their ranks take turns on a core, which no projection models;
+they are reported, marked, and excepted from the bound.
+
+Usage: closure.py --ptdp BIN --calibration FILE --bound 0.10 --out FILE [--sweep SWEEP.json]... RESULTS.json...
+Exit 0 when every point that is not oversubscribed is within the bound, 1 otherwise.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def project(ptdp, config, calibration, workdir):
+    """Projected seconds per iteration of one config with the calibration."""
+    cfg_file = os.path.join(workdir, "config.json")
+    out_file = os.path.join(workdir, "projected.json")
+    with open(cfg_file, "w") as f:
+        json.dump(config, f)
+    subprocess.run([ptdp, "project", "--config", cfg_file, "--calibration", calibration, "--out", out_file],
+                   check=True, stdout=subprocess.DEVNULL)
+    with open(out_file) as f:
+        return json.load(f)["metrics"]["iteration_s"]["median"]
+
+
+def point_config(sweep_def, overrides):
+    """The sweep's base config with a point's dotted overrides ("plan.tp": 2); tags left out."""
+    config = json.loads(json.dumps(sweep_def["base"]))
+    config["machine"] = sweep_def["machine"]
+    for key, value in overrides.items():
+        section, _, field = key.partition(".")
+        if section != "tag":
+            config.setdefault(section, {})[field] = value
+    return config
+
+
+def point_row(ptdp, calibration, sweep_def, point, cores, bound, workdir):
+    result = point["result"]
+    config = point_config(sweep_def, point["overrides"])
+    plan = config["plan"]
+    ranks = plan.get("tp", 1) * plan.get("pp", 1) * plan.get("dp", 1)
+    measured = result["metrics"]["iteration_s"]["min"]
+    projected = project(ptdp, config, calibration, workdir)
+    error = projected / measured - 1
+    oversubscribed = ranks > cores
+    label = f"{point['series']} {point['label']}" if point.get("series") else point["label"]
+    return {"sweep": sweep_def["name"], "label": label, "ranks": ranks, "oversubscribed": oversubscribed,
+            "measured_s": measured, "projected_s": projected, "error": error,
+            "within_bound": oversubscribed or abs(error) <= bound}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ptdp", required=True)
+    ap.add_argument("--calibration", required=True)
+    ap.add_argument("--bound", type=float, default=0.10)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--sweep", action="append", default=[], help="a sweep JSON the results came from (else sweeps/NAME)")
+    ap.add_argument("results", nargs="+")
+    a = ap.parse_args()
+    cores = os.cpu_count() or 1
+    rows = []
+    defs = {}
+    for path in a.sweep:
+        with open(path) as f:
+            d = json.load(f)
+        defs[d["name"]] = d
+    with tempfile.TemporaryDirectory() as workdir:
+        for path in a.results:
+            with open(path) as f:
+                res = json.load(f)
+            sweep_def = defs.get(res["sweep"]["name"])
+            if sweep_def is None:  # the results name their sweep's file: the repository's sweeps/
+                with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sweeps",
+                                       res["sweep"]["file"])) as f:
+                    sweep_def = json.load(f)
+            for point in res["points"]:
+                if point.get("mode") == "measured" and point.get("status") == "ok" and point.get("result"):
+                    rows.append(point_row(a.ptdp, a.calibration, sweep_def, point, cores, a.bound, workdir))
+    checked = [r for r in rows if not r["oversubscribed"]]
+    report = {"schema": "ptdp.closure/1", "calibration": a.calibration, "bound": a.bound, "cores": cores,
+              "measured": "fastest iteration of the run", "points": rows,
+              "pass": bool(checked) and all(r["within_bound"] for r in checked)}
+    with open(a.out, "w") as f:
+        json.dump(report, f, indent=1)
+    for r in rows:
+        mark = " (oversubscribed: excepted)" if r["oversubscribed"] else ("" if r["within_bound"] else "  OUT OF BOUND")
+        print(f"{r['sweep']:>16} {r['label']:<28} measured {r['measured_s']:.4f} s  projected {r['projected_s']:.4f} s"
+              f"  error {100 * r['error']:+6.1f}%{mark}")
+    print(f"closure: {len(checked)} points checked, bound {100 * a.bound:.0f}%: {'pass' if report['pass'] else 'FAIL'}")
+    return 0 if report["pass"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Closure on the machine at hand, in one command: calibrate from ptdp's own
+# benchmarks (scripts/machine_check.sh), measure every point of the CPU sweeps
+# (ptdp sweep --mode measure), project each with that calibration and compare
+# (scripts/closure.py): fails when a point that is not oversubscribed is off
+# by more than the bound. Writes DIR/closure.json.
+# --attempts N: calibrate, measure and compare again, up to N times, until it
+# passes (a busy shared machine can spoil one attempt; a real miss spoils all).
+# The build folder: $PTDP_BUILD (default build).
+# Usage: scripts/closure.sh [--out DIR] [--bound 0.10] [--quick] [--attempts N] [SWEEP.json ...]
+#   default sweeps: sweeps/cpu_layouts.json sweeps/cpu_microbatch.json
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=out/closure; bound=0.10; attempts=1; check=(); sweeps=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) out="$2"; shift ;;
+    --bound) bound="$2"; shift ;;
+    --quick) check+=(--min-time 0.05 --max-bytes 65536) ;;
+    --attempts) attempts="$2"; shift ;;
+    *) sweeps+=("$1") ;;
+  esac
+  shift
+done
+[ ${#sweeps[@]} -gt 0 ] || sweeps=(sweeps/cpu_layouts.json sweeps/cpu_microbatch.json)
+build="${PTDP_BUILD:-build}"
+[ -x "$build/endtoend/ptdp" ] || { echo "closure: build first (scripts/build.sh)"; exit 1; }
+mkdir -p "$out"
+export OPENBLAS_NUM_THREADS=1
+
+attempt() {
+  # The benchmarks at the first sweep's base shapes.
+  base="$out/base_config.json"
+  /usr/bin/python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); b=dict(s["base"]); b["machine"]=s["machine"]; json.dump(b,open(sys.argv[2],"w"))' "${sweeps[0]}" "$base"
+  scripts/machine_check.sh --config "$base" --out "$out/calibration" "${check[@]}"
+  local results=() defs=() s r
+  for s in "${sweeps[@]}"; do
+    r="$out/$(basename "$s" .json).measured.json"
+    rm -f "$r"  # a fresh measurement beside the fresh calibration, not a resumed one
+    "$build/endtoend/ptdp" sweep "$s" --mode measure --out "$r" || true  # a failed point is left out below
+    results+=("$r"); defs+=(--sweep "$s")
+  done
+  /usr/bin/python3 scripts/closure.py --ptdp "$build/endtoend/ptdp" --calibration "$out/calibration/calibration.json" \
+    --bound "$bound" --out "$out/closure.json" "${defs[@]}" "${results[@]}"
+}
+
+for i in $(seq 1 "$attempts"); do
+  echo "== closure attempt $i of $attempts"
+  attempt && exit 0
+done
+exit 1
