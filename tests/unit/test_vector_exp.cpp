@@ -57,3 +57,24 @@ TEST(VectorExp, GeluForwardAndBackwardMatchDoubleTanhForm) {
 
 }  // namespace
 }  // namespace ptdp
+
+namespace ptdp::cpu {
+namespace {
+
+// gelu.cpp is compiled with -ffinite-math-only (see there), but a NaN input
+// still reaches the output through the arithmetic on x itself: a diverging
+// run is not hidden by the activation.
+TEST(VectorExp, GeluPassesNanThrough) {
+  std::vector<float> x(64, 0.5f), y(64), dy(64, 1.0f), dx(64);
+  x[7] = std::nanf(""), x[40] = std::nanf("");
+  gelu_forward(x.data(), 64, y.data());
+  gelu_backward(dy.data(), x.data(), 64, dx.data());
+  for (const int i : {7, 40}) {
+    EXPECT_TRUE(std::isnan(y[static_cast<std::size_t>(i)])) << i;
+    EXPECT_TRUE(std::isnan(dx[static_cast<std::size_t>(i)])) << i;
+  }
+  EXPECT_FALSE(std::isnan(y[0]));
+}
+
+}  // namespace
+}  // namespace ptdp::cpu

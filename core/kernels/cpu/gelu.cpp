@@ -3,8 +3,8 @@
 // vector_exp.h must become min/max instructions. Without -ffinite-math-only
 // GCC turned the clamp into three paths and evaluated all of them, dividing x
 // by e^88 into denormals on every element (microcode assists: 5× slower).
-// So NaN inputs give unspecified finite outputs here; a NaN upstream still
-// reaches the loss through the residual stream.
+// The clamp may turn a NaN exponent finite, but y = x·σ and dx carry x itself,
+// so a NaN input still gives a NaN output (VectorExp.GeluPassesNanThrough).
 #include <cmath>
 
 #include "core/kernels/cpu/elementwise.h"
