@@ -86,7 +86,10 @@ def main():
                 if point.get("mode") == "measured" and point.get("status") == "ok" and point.get("result"):
                     rows.append(point_row(a.ptdp, a.calibration, sweep_def, point, cores, a.bound, workdir))
     checked = [r for r in rows if not r["oversubscribed"]]
+    first = next((p["result"] for path in a.results for p in json.load(open(path))["points"] if p.get("result")), {})
     report = {"schema": "ptdp.closure/1", "calibration": a.calibration, "bound": a.bound, "cores": cores,
+              "software": first.get("software"), "hardware": (first.get("run") or {}).get("hardware"),
+              "load_average_at_end": os.getloadavg()[0],
               "measured": "fastest iteration of the run", "points": rows,
               "pass": bool(checked) and all(r["within_bound"] for r in checked)}
     with open(a.out, "w") as f:
