@@ -36,7 +36,9 @@ attempt() {
   local results=() defs=() s r
   for s in "${sweeps[@]}"; do
     r="$out/$(basename "$s" .json).measured.json"
-    rm -f "$r"  # a fresh measurement beside the fresh calibration, not a resumed one
+    # A fresh measurement beside the fresh calibration: the sweep would resume
+    # from the points its work folder holds.
+    rm -rf "$r" "$(dirname "$r")/.$(basename "$r" .json).work"
     "$build/endtoend/ptdp" sweep "$s" --mode measure --out "$r" || true  # a failed point is left out below
     results+=("$r"); defs+=(--sweep "$s")
   done
