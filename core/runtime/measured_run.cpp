@@ -47,7 +47,8 @@ std::vector<std::int64_t> gather_bytes(Communicator& world, std::int64_t mine) {
 
 // The run's bubble: measured per rank, and the last iteration's measured
 // instruction times replayed through the simulator (the first rank of each stage).
-BubbleFigures bubble_figures(const Config& cfg, const TrainSeries& s, const Topology& topo) {
+BubbleFigures bubble_figures(const Config& cfg, const std::vector<Program>& programs, const TrainSeries& s,
+                             const Topology& topo) {
   BubbleFigures b;
   b.analytical = analytical_bubble(cfg.plan);
   if (s.seconds.empty()) return b;
@@ -56,7 +57,6 @@ BubbleFigures bubble_figures(const Config& cfg, const TrainSeries& s, const Topo
   b.measured = mean(b.measured_per_stage);
   b.idle_share = mean(stage_means(topo, s.idle_share));
   const Plan& p = cfg.plan;
-  const auto programs = build_pipeline(p.schedule, p.pp, p.micro_batches(), p.virtual_stages);
   const auto stage_of = [&topo](int rank) {
     const Coord c = topo.coord(rank);
     return c.tp == 0 && c.dp == 0 ? c.pp : -1;
@@ -67,12 +67,12 @@ BubbleFigures bubble_figures(const Config& cfg, const TrainSeries& s, const Topo
   return b;
 }
 
-MemoryFigures memory_figures(const Config& cfg, const ProcessGroups& g, const Backend& b, Communicator& world) {
+MemoryFigures memory_figures(const Config& cfg, const std::vector<Program>& programs, const ProcessGroups& g,
+                             const Backend& b, Communicator& world) {
   MemoryFigures m;
   m.formula = ActivationFormula::ptdp;
   const Plan& p = cfg.plan;
   const MemoryTraits traits = memory_traits(b.ops->device(), p.precision, p.attention == Attention::flash);
-  const auto programs = build_pipeline(p.schedule, p.pp, p.micro_batches(), p.virtual_stages);
   for (int r = 0; r < p.pp; ++r)
     m.model_per_stage.push_back(
         memory_model(cfg.model, p, traits, ActivationFormula::ptdp, r, programs[static_cast<std::size_t>(r)]));
@@ -160,10 +160,12 @@ RunResult measured_result(const Config& cfg, const TrainSeries& series, const Pr
   r.iteration_s = series.seconds;
   r.loss = series.loss;
   r.grad_norm = series.grad_norm;
-  r.memory = memory_figures(cfg, groups, backend, world);
+  const Plan& p = cfg.plan;  // every stage's instruction list, for the memory model and the replay
+  const auto programs = build_pipeline(p.schedule, p.pp, p.micro_batches(), p.virtual_stages);
+  r.memory = memory_figures(cfg, programs, groups, backend, world);
   r.communication = communication_figures(groups, world, static_cast<int>(series.loss.size()));
   if (world.rank() != 0) return r;  // the gathers above are collective; the rest is rank 0's
-  r.bubble = bubble_figures(cfg, series, groups.topology);
+  r.bubble = bubble_figures(cfg, programs, series, groups.topology);
   attach_projection(cfg, calibration, r);
   return r;
 }
