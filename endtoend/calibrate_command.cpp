@@ -38,6 +38,9 @@ void print_summary(const Calibration& c, const Machine& m) {
   if (c.flash_attention_tflops > 0)
     std::printf("%-26s %8s  %8.3f TFLOP/s (mean)            %.0f%%\n", "fused attention", "", c.flash_attention_tflops,
                 peak > 0 ? 100 * c.flash_attention_tflops / peak : 0);
+  for (const auto& [ranks, slowdown] : c.host_sharing)
+    std::printf("%-26s %8s  %8.2fx the time of a lone rank\n", ("host shared by " + std::to_string(ranks) + " ranks").c_str(),
+                "", slowdown);
   for (const auto& [key, r] : c.collectives) {
     const bool intra = key.rfind("intra_node", 0) == 0;
     const double link = (intra ? m.intra_node.bandwidth_gbs : m.inter_node.bandwidth_gbs);

@@ -48,11 +48,13 @@ Options take_options(int& argc, char** argv) {
     else if (auto c = value_of("--config", i, argc, argv)) o.config = *c;
     else if (auto m = value_of("--machine", i, argc, argv)) o.machine = *m;
     else if (auto b = value_of("--max-bytes", i, argc, argv)) o.max_bytes = std::atoll(b->c_str());
+    else if (auto n = value_of("--concurrent", i, argc, argv)) o.concurrent = std::atoi(n->c_str());
     else argv[out++] = argv[i];
   }
   argc = out;
   if (const std::string why = device_unavailable(o.device); !why.empty()) refuse("--device=" + device_name(o.device) + ": " + why);
   if (o.max_bytes < 8) refuse("--max-bytes must be at least 8");
+  if (o.concurrent < 1) refuse("--concurrent must be a positive count of copies");
   return o;
 }
 
@@ -94,6 +96,9 @@ void add_context(const Options& o, const Config& cfg, const nlohmann::json& info
   for (const char* key : {"driver", "cuda_runtime", "cublaslt", "nccl"})
     if (info.contains(key)) benchmark::AddCustomContext(std::string("ptdp_") + key, info[key].get<std::string>());
   benchmark::AddCustomContext("ptdp_mpi", mpi);
+  // Copies of the program that ran at once on this host: `ptdp calibrate`
+  // compares them with a lone run to price ranks that share a CPU host.
+  benchmark::AddCustomContext("ptdp_concurrent", std::to_string(o.concurrent));
   benchmark::AddCustomContext("ptdp_commit", build_commit());
   benchmark::AddCustomContext("ptdp_machine", cfg.machine.name);
   benchmark::AddCustomContext("ptdp_precision", to_string(cfg.plan.precision));

@@ -15,9 +15,10 @@ struct Options {
   std::string config;          // shapes of this config (and its machine's peak)
   std::string machine;         // profile whose peak the counters use (default: the config's, else cpu-host / h100-80gb)
   std::int64_t max_bytes = 1 << 30;  // largest collective message
+  int concurrent = 1;  // --concurrent N: N copies of this program run at once on this host (recorded, not launched)
 };
 
-// Removes ptdp's own options (--device, --config, --machine, --max-bytes) from
+// Removes ptdp's own options (--device, --config, --machine, --max-bytes, --concurrent) from
 // argv, so the rest goes to benchmark::Initialize. Exits 2 with a message on bad input.
 Options take_options(int& argc, char** argv);
 

@@ -2,9 +2,13 @@
 #include "core/sim/calibrate.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <regex>
 #include <stdexcept>
+#include <utility>
 
 namespace ptdp {
 
@@ -42,8 +46,13 @@ CollectiveRate fit(std::vector<Point> points) {
 json read_json(const std::filesystem::path& file) {
   std::ifstream in(file);
   if (!in) throw std::runtime_error(file.string() + ": cannot be read");
+  // Google Benchmark writes a statistic it cannot compute (the cv of a counter
+  // that is always 0, over repetitions) as a bare NaN, which JSON has not:
+  // read it as null.
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  static const std::regex non_finite(R"(:\s*-?(NaN|nan|inf|Infinity)\s*([,}\n]))");
   try {
-    json j = json::parse(in);
+    json j = json::parse(std::regex_replace(text, non_finite, ": null$2"));
     if (!j.contains("benchmarks") || !j["benchmarks"].is_array())
       throw std::runtime_error(file.string() + ": not Google Benchmark JSON (no \"benchmarks\" list)");
     return j;
@@ -74,55 +83,79 @@ void add_attention_gemms(const std::map<std::string, double>& seconds, const std
   c.gemms.push_back({{s, d, s, b * a}, each});
 }
 
-}  // namespace
+// A benchmark's fastest run over its repetitions (--benchmark_repetitions)
+// and over every file of the same count of copies: a training iteration is
+// timed as the fastest of its run, so its parts are too, and a burst of load on
+// a shared machine spoils one repetition or one attempt rather than the sample.
+struct FastestRuns {
+  std::vector<json> runs;
+  std::map<std::string, std::size_t> at;  // run name -> index in runs
+  std::string file;                       // the last file read, for messages
 
-Calibration calibrate(const std::vector<std::filesystem::path>& files, const std::string& machine,
-                      std::vector<CalibrationInput>* inputs) {
-  Calibration c;
-  c.machine = machine;
+  void add(const json& benchmarks, const std::string& from) {
+    file = from;
+    const auto failed = [](const json& r) { return r.value("error_occurred", false); };
+    for (json run : benchmarks) {
+      if (run.value("run_type", "iteration") != "iteration") continue;
+      run["ptdp_file"] = from;  // for messages
+      const std::string name = run.value("run_name", run.value("name", ""));
+      const auto it = at.find(name);
+      if (!run.contains("run_name") || it == at.end()) {  // a file without run names: every run its own
+        at[name] = runs.size(), runs.push_back(std::move(run));
+      } else if (json& kept = runs[it->second]; !failed(run) && (failed(kept) || seconds_of(run) < seconds_of(kept))) {
+        kept = std::move(run);
+      }
+    }
+  }
+
+  std::map<std::string, double> seconds() const {
+    std::map<std::string, double> out;
+    for (const auto& run : runs)
+      if (!run.value("error_occurred", false)) out[run.value("run_name", run.value("name", ""))] = seconds_of(run);
+    return out;
+  }
+};
+
+// Per-rank slowdown when copies ran at once: the median over the benchmarks
+// both hold of time with copies / time alone.
+double sharing_slowdown(const FastestRuns& shared, const FastestRuns& alone) {
+  std::vector<double> ratios;
+  const auto lone = alone.seconds();
+  for (const auto& [name, s] : shared.seconds())
+    if (const auto it = lone.find(name); it != lone.end()) ratios.push_back(s / it->second);
+  if (ratios.empty()) throw std::runtime_error(shared.file + ": no benchmark in common with a lone (ptdp_concurrent 1) run");
+  return median(ratios);
+}
+
+// The samples of the lone runs: GEMMs, bandwidth, attention, collectives.
+void add_samples(const FastestRuns& lone, Calibration& c) {
   std::vector<double> bandwidths, attention;
   std::map<std::string, std::vector<Point>> collectives;
   std::map<std::string, double> attention_seconds;  // "fwd", "bwd" of the unfused core
   std::string attention_name;
-  for (const auto& file : files) {
-    const json j = read_json(file);
-    const json ctx = j.value("context", json::object());
-    CalibrationInput in{file.filename().string(), ctx.value("ptdp_hardware", "?"), ctx.value("ptdp_precision", "?")};
-    c.precision = ctx.value("ptdp_precision", c.precision);
-    for (const auto& run : j["benchmarks"]) {
-      if (run.value("run_type", "iteration") != "iteration") continue;
-      if (run.contains("error_occurred") && run["error_occurred"].get<bool>()) { ++in.skipped; continue; }
-      const std::string label = run.value("label", "");
-      const double s = seconds_of(run);
-      try {
-        if (label == "gemm") {
-          c.gemms.push_back({{run.at("m").get<double>(), run.at("n").get<double>(), run.at("k").get<double>(),
-                              run.value("batch", 1.0)}, s});
-          ++in.gemms;
-        } else if (label == "memory") {
-          bandwidths.push_back(run.at("bytes").get<double>() / s / 1e9);
-          ++in.memory;
-        } else if (const std::string name = run.value("name", ""); label == "attention" &&
-                   name.rfind("attention/unfused_fused_softmax_", 0) == 0) {
-          attention_seconds[name.find("_bwd/") != std::string::npos ? "bwd" : "fwd"] = s;
-          attention_name = name;
-          ++in.attention;
-        } else if (label == "flash_attention") {
-          attention.push_back(run.at("flops").get<double>() / s / 1e12);
-          ++in.attention;
-        } else if (const auto coll = collective_from_name(label); coll && run.contains("bus_factor")) {
-          const bool one_node = run.at("ranks_per_node").get<double>() >= run.at("ranks").get<double>();
-          collectives[collective_key(*coll, one_node)].push_back(
-              {run.at("bytes").get<double>(), s, run.at("bus_factor").get<double>()});
-          ++in.collectives;
-        }
-      } catch (const json::exception& e) {
-        throw std::runtime_error(file.string() + ": " + run.value("name", "?") + ": missing counter: " + e.what());
+  for (const auto& run : lone.runs) {
+    if (run.value("error_occurred", false)) continue;
+    const std::string label = run.value("label", ""), name = run.value("name", "");
+    const double s = seconds_of(run);
+    try {
+      if (label == "gemm") {
+        c.gemms.push_back({{run.at("m").get<double>(), run.at("n").get<double>(), run.at("k").get<double>(),
+                            run.value("batch", 1.0)}, s});
+      } else if (label == "memory") {
+        bandwidths.push_back(run.at("bytes").get<double>() / s / 1e9);
+      } else if (label == "attention" && name.rfind("attention/unfused_fused_softmax_", 0) == 0) {
+        attention_seconds[name.find("_bwd/") != std::string::npos ? "bwd" : "fwd"] = s;
+        attention_name = name;
+      } else if (label == "flash_attention") {
+        attention.push_back(run.at("flops").get<double>() / s / 1e12);
+      } else if (const auto coll = collective_from_name(label); coll && run.contains("bus_factor")) {
+        const bool one_node = run.at("ranks_per_node").get<double>() >= run.at("ranks").get<double>();
+        collectives[collective_key(*coll, one_node)].push_back(
+            {run.at("bytes").get<double>(), s, run.at("bus_factor").get<double>()});
       }
+    } catch (const json::exception& e) {
+      throw std::runtime_error(run.value("ptdp_file", "?") + ": " + name + ": missing counter: " + e.what());
     }
-    c.source += (c.source.empty() ? "" : "; ") + in.file + " (" + in.hardware + ", commit " +
-                ctx.value("ptdp_commit", "?") + ", " + ctx.value("date", "?") + ")";
-    if (inputs != nullptr) inputs->push_back(in);
   }
   add_attention_gemms(attention_seconds, attention_name, c);
   c.memory_bandwidth_gbs = median(bandwidths);
@@ -130,6 +163,26 @@ Calibration calibrate(const std::vector<std::filesystem::path>& files, const std
   for (double a : attention) sum += a;
   c.flash_attention_tflops = attention.empty() ? 0 : sum / static_cast<double>(attention.size());
   for (auto& [key, points] : collectives) c.collectives[key] = fit(points);
+}
+
+}  // namespace
+
+Calibration calibrate(const std::vector<std::filesystem::path>& files, const std::string& machine) {
+  Calibration c;
+  c.machine = machine;
+  std::map<int, FastestRuns> by_copies;  // copies of the program that ran at once -> their runs
+  for (const auto& file : files) {
+    const json j = read_json(file);
+    const json ctx = j.value("context", json::object());
+    c.precision = ctx.value("ptdp_precision", c.precision);
+    const int copies = std::max(1, std::atoi(ctx.value("ptdp_concurrent", "1").c_str()));
+    by_copies[copies].add(j["benchmarks"], file.string());
+    c.source += (c.source.empty() ? "" : "; ") + file.filename().string() + " (" + ctx.value("ptdp_hardware", "?") +
+                ", commit " + ctx.value("ptdp_commit", "?") + ", " + ctx.value("date", "?") + ")";
+  }
+  add_samples(by_copies[1], c);
+  for (const auto& [copies, runs] : by_copies)
+    if (copies > 1) c.host_sharing[copies] = sharing_slowdown(runs, by_copies[1]);
   return c;
 }
 

@@ -5,7 +5,11 @@
 // (runs labelled by collective_name, with a "bus_factor" counter) and link class
 // (α: the smallest message's time; busbw: the median over the large messages
 // (≥ 1 MiB, else within 16× of the largest) of bus bytes / (time − α); the link
-// class is intra_node when all ranks of the run share a node).
+// class is intra_node when all ranks of the run share a node). Each benchmark
+// counts by its fastest run over repetitions and files (files of repeated
+// attempts accumulate). A kernel file whose context says
+// ptdp_concurrent N > 1 (N copies ran at once on one host) gives no samples,
+// only host_sharing[N]: the median of its times over a lone run's.
 #pragma once
 #include <filesystem>
 #include <string>
@@ -17,15 +21,8 @@
 
 namespace ptdp {
 
-// What one benchmark file gave, for the summary a user reads.
-struct CalibrationInput {
-  std::string file, hardware, precision;
-  int gemms = 0, memory = 0, attention = 0, collectives = 0, skipped = 0;
-};
-
 // Reads the files (std::runtime_error naming the file and field when one is not
 // Google Benchmark JSON) and builds the table for `machine`.
-Calibration calibrate(const std::vector<std::filesystem::path>& files, const std::string& machine,
-                      std::vector<CalibrationInput>* inputs = nullptr);
+Calibration calibrate(const std::vector<std::filesystem::path>& files, const std::string& machine);
 
 }  // namespace ptdp

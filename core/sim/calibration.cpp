@@ -2,6 +2,7 @@
 #include "core/sim/calibration.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <stdexcept>
@@ -48,6 +49,14 @@ Calibration Calibration::from_json(const json& j, const std::string& where) {
     const std::string at = where + ": collectives." + key;
     c.collectives[key] = {number(value, "alpha_us", at, true), number(value, "busbw_gbs", at, true)};
   }
+  const json sharing = j.value("host_sharing", json::object());
+  for (const auto& [ranks, slowdown] : sharing.items()) {
+    const std::string at = where + ": host_sharing." + ranks;
+    const int n = std::atoi(ranks.c_str());
+    if (n < 2 || !slowdown.is_number() || slowdown.get<double>() <= 0)
+      throw std::runtime_error(at + ": a rank count of at least 2 and a positive slowdown expected");
+    c.host_sharing[n] = slowdown.get<double>();
+  }
   return c;
 }
 
@@ -71,10 +80,13 @@ json Calibration::to_json() const {
     g.push_back({{"m", s.shape.m}, {"n", s.shape.n}, {"k", s.shape.k}, {"batch", s.shape.batch}, {"seconds", s.seconds}});
   json coll = json::object();
   for (const auto& [key, r] : collectives) coll[key] = {{"alpha_us", r.alpha_us}, {"busbw_gbs", r.busbw_gbs}};
+  json sharing = json::object();
+  for (const auto& [ranks, slowdown] : host_sharing) sharing[std::to_string(ranks)] = slowdown;
   return {{"schema", kCalibrationSchema}, {"name", name},     {"machine", machine},
           {"source", source},             {"precision", precision},
           {"memory_bandwidth_gbs", memory_bandwidth_gbs}, {"flash_attention_tflops", flash_attention_tflops},
-          {"gemms", g},                   {"collectives", coll}};
+          {"gemms", g},                   {"collectives", coll},
+          {"host_sharing", sharing}};
 }
 
 double Calibration::gemm_time_ratio(const GemmShape& g, const DeviceRates& rates) const {
@@ -88,6 +100,13 @@ double Calibration::gemm_time_ratio(const GemmShape& g, const DeviceRates& rates
   for (const auto& s : gemms)
     if (distance(s.shape) < best_distance) best_distance = distance(s.shape), best = &s;
   return best->seconds / rates.analytical_gemm_seconds(best->shape);
+}
+
+double Calibration::host_sharing_at(int ranks) const {
+  double slowdown = 1.0;
+  for (const auto& [n, s] : host_sharing)
+    if (n <= ranks) slowdown = s;
+  return slowdown;
 }
 
 const CollectiveRate* Calibration::collective(Collective c, bool intra_node) const {

@@ -37,6 +37,10 @@ struct Calibration {
   double flash_attention_tflops = 0;   // achieved by fused attention (0: not measured)
   std::vector<GemmSample> gemms;       // measured GEMMs
   std::map<std::string, CollectiveRate> collectives;  // "intra_node.all_reduce", "inter_node.all_gather", ...
+  // Ranks that share one host's cores, caches and memory (a CPU run: ranks per
+  // node) -> the per-rank slowdown of compute they measured running at once.
+  // Empty on a GPU calibration, where each rank has its own device.
+  std::map<int, double> host_sharing;
 
   // Reads "ptdp.calibration/1" JSON; std::runtime_error naming the file and field when malformed.
   static Calibration load(const std::filesystem::path& file);
@@ -45,6 +49,9 @@ struct Calibration {
 
   // measured / analytical time at the measured shape nearest to g; 1 without samples.
   double gemm_time_ratio(const GemmShape& g, const DeviceRates& rates) const;
+  // Slowdown of compute when `ranks` share the host: the entry for the largest
+  // measured count not above `ranks`; 1 for one rank or without entries.
+  double host_sharing_at(int ranks) const;
   // Measured collective rate, or null when absent.
   const CollectiveRate* collective(Collective c, bool intra_node) const;
 };

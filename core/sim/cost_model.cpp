@@ -25,9 +25,10 @@ int stage_ranks_on_node(const Topology& topo, int stage) {
 }  // namespace
 
 CostModel::CostModel(const Config& cfg, const Calibration* calibration) : p_(cfg.plan.pp), v_(cfg.plan.virtual_stages) {
-  const DeviceRates dev(cfg.machine, cfg.plan.precision, calibration);
-  const CommModel comm(cfg.machine, calibration);
   const Topology topo = topology_of(cfg);
+  const int ranks_on_host = static_cast<int>(topo.node_ranks(0).size());
+  const DeviceRates dev(cfg.machine, cfg.plan.precision, calibration, ranks_on_host);
+  const CommModel comm(cfg.machine, calibration);
   const Placement tp = group_placement(topo, topo.tp_group(0));
   layer_ = layer_costs(cfg.model, cfg.plan, dev, comm, tp);
   edges_ = edge_costs(cfg.model, cfg.plan, dev, comm, tp);

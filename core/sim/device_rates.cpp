@@ -10,8 +10,11 @@
 
 namespace ptdp {
 
-DeviceRates::DeviceRates(const Machine& machine, Precision precision, const Calibration* calibration)
-    : machine_(machine), calibration_(calibration) {
+DeviceRates::DeviceRates(const Machine& machine, Precision precision, const Calibration* calibration,
+                         int ranks_on_host)
+    : machine_(machine),
+      calibration_(calibration),
+      sharing_(calibration != nullptr ? calibration->host_sharing_at(ranks_on_host) : 1.0) {
   const double peak = machine.peak_for(to_string(precision));
   if (peak <= 0)
     throw std::invalid_argument("machine \"" + machine.name + "\" gives no peak_tflops for " + to_string(precision));
@@ -43,18 +46,18 @@ double DeviceRates::analytical_gemm_seconds(const GemmShape& g) const {
 
 double DeviceRates::gemm_seconds(const GemmShape& g) const {
   const double t = analytical_gemm_seconds(g);
-  return calibration_ != nullptr ? t * calibration_->gemm_time_ratio(g, *this) : t;
+  return calibration_ != nullptr ? t * calibration_->gemm_time_ratio(g, *this) * sharing_ : t;
 }
 
 double DeviceRates::memory_seconds(double bytes, int kernels) const {
-  return bytes / bandwidth_ + kernels * launch_s_;
+  return bytes / bandwidth_ * sharing_ + kernels * launch_s_;
 }
 
 double DeviceRates::flash_attention_seconds(double flops, double io_bytes) const {
   double eff = machine_.efficiency.flash_attention;
   if (calibration_ != nullptr && calibration_->flash_attention_tflops > 0)
     eff = calibration_->flash_attention_tflops * 1e12 / peak_flops_;
-  return std::max(flops / (peak_flops_ * eff), io_bytes / bandwidth_) + launch_s_;
+  return std::max(flops / (peak_flops_ * eff), io_bytes / bandwidth_) * sharing_ + launch_s_;
 }
 
 }  // namespace ptdp

@@ -18,8 +18,10 @@ struct GemmShape {
 class DeviceRates {
  public:
   // Rates of `machine` for `precision`; `calibration` (may be null) corrects
-  // GEMM efficiency and memory bandwidth with measurements.
-  DeviceRates(const Machine& machine, Precision precision, const Calibration* calibration);
+  // GEMM efficiency and memory bandwidth with measurements, and slows every
+  // kernel by its host_sharing at `ranks_on_host` (ranks of a CPU run sharing
+  // one host's cores, caches and memory).
+  DeviceRates(const Machine& machine, Precision precision, const Calibration* calibration, int ranks_on_host = 1);
 
   // Analytical curve (documented in docs/projection.md):
   //   eff = gemm · waves(m, n) · k/(k + k_half), where waves is the share of
@@ -46,6 +48,7 @@ class DeviceRates {
   double bandwidth_;      // achieved bytes/s of memory-bound kernels
   double element_bytes_;  // 2 for bf16/fp16, 4 for fp32
   double launch_s_;
+  double sharing_;  // per-rank compute slowdown of ranks sharing the host (1: none)
 };
 
 }  // namespace ptdp

@@ -6,6 +6,7 @@ points carry results, their pipeline bubble and memory (model total against meas
 from pathlib import Path
 
 from .ablation import ablation_section
+from .closure import closure_section
 from .compare import error_summary, point_error
 from .layouts import y_label
 from .load import label_of, lookup, number, result_metric, series_name
@@ -164,6 +165,7 @@ def write_report(sweeps, out_dir, results_dir):
     for sweep in sweeps:
         lines += _section(sweep)
     lines += ablation_section(results_dir)
+    lines += closure_section(results_dir)
     path = Path(out_dir) / "report.md"
     path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
     return path

@@ -137,6 +137,16 @@ class BuildReportOnFixtures(unittest.TestCase):
         self.assertRow("| full model: mean abs error | 3.4% | 7.8% |")
         self.assertRow("| without tensor_parallel_comm | +8.6 | +16.5 |")
 
+    def test_closure_table(self):
+        # fixtures/closure/cpu.json: 0.1275/0.125 − 1 = +2.0% within; 0.075/0.1 − 1 = −25.0% out;
+        # the 4-rank point on 2 cores is shown and excepted: 1 of 2 checked points within 10%.
+        self.assertIn("\n## Closure on the machine that measured: cpu\n", self.report)
+        self.assertIn("1 of 2 points within 10%", self.report)
+        self.assertIn("commit abc1234, g++ 12.2.0, Test CPU, 2 cores, load average 1.50 at the end", self.report)
+        self.assertRow("| cpu_layouts | 1f1b single rank | 1 | 0.1250 | 0.1275 | +2.0% | within |")
+        self.assertRow("| cpu_layouts | 1f1b t=2 | 2 | 0.1000 | 0.0750 | -25.0% | OUT |")
+        self.assertRow("| cpu_layouts | 1f1b t=2 p=2 s/g | 4 | 0.0800 | 0.0440 | -45.0% | oversubscribed: excepted |")
+
     def test_figure8_derived_from_figure7(self):
         # Fixture t(b) = 0.25, 0.43, 0.80 s; p = 8. B = 128: T = 135·0.25, 71·0.43, 39·0.80 = 33.75,
         # 30.53, 31.2 -> 1, 1.1055, 1.0817 against the paper's 1.0, 1.09, 1.09: +1.4%, −0.8%.

@@ -1,0 +1,52 @@
+"""The closure section: scripts/closure.sh's results (results/closure/*.json,
+ptdp.closure/1). Each point of the CPU sweeps measured on one machine beside its
+projection with a calibration made on that machine in the same run."""
+import json
+from pathlib import Path
+
+SCHEMA = "ptdp.closure/1"
+
+
+def _read(path):
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    return doc if isinstance(doc, dict) and doc.get("schema") == SCHEMA else None
+
+
+def _bound_cell(row):
+    if row.get("oversubscribed"):
+        return "oversubscribed: excepted"
+    return "within" if row.get("within_bound") else "OUT"
+
+
+def _provenance(doc):
+    sw = doc.get("software") or {}
+    parts = [f"commit {sw.get('commit', '?')}", sw.get("compiler"), sw.get("mpi"), sw.get("openblas"),
+             doc.get("host"), f"{doc.get('cores', '?')} cores",
+             f"load average {doc['load_average_at_end']:.2f} at the end" if "load_average_at_end" in doc else None]
+    return ", ".join(p for p in parts if p)
+
+
+def closure_section(results_dir):
+    """Markdown lines for every closure file under results_dir/closure, or []."""
+    from .markdown import table  # markdown.py calls this section: import here, not at load
+    lines = []
+    for path in sorted((Path(results_dir) / "closure").glob("*.json")):
+        doc = _read(path)
+        if doc is None:
+            continue
+        rows = doc.get("points", [])
+        checked = [r for r in rows if not r.get("oversubscribed")]
+        within = sum(1 for r in checked if r.get("within_bound"))
+        bound = 100 * doc.get("bound", 0)
+        lines += [f"## Closure on the machine that measured: {path.stem}", "",
+                  f"Measured ({doc.get('measured', 'fastest iteration')}) against projected with a calibration "
+                  f"made on the same machine in the same run (`scripts/closure.sh`); error = projected / "
+                  f"measured − 1. {within} of {len(checked)} points within {bound:.0f}%; "
+                  f"oversubscribed points (more ranks than cores) are shown and excepted. {_provenance(doc)}.", ""]
+        lines += table(["sweep", "point", "ranks", "measured s", "projected s", "error", f"±{bound:.0f}%"],
+                       [[r["sweep"], r["label"], r["ranks"], f"{r['measured_s']:.4f}", f"{r['projected_s']:.4f}",
+                         f"{100 * r['error']:+.1f}%", _bound_cell(r)] for r in rows]) + [""]
+    return lines
