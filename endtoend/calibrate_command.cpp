@@ -10,6 +10,7 @@
 #include "core/metrics/result_io.h"
 #include "core/sim/calibrate.h"
 #include "core/sim/device_rates.h"
+#include "endtoend/cli_common.h"
 #include "endtoend/commands.h"
 
 namespace ptdp::cli {
@@ -50,6 +51,10 @@ void print_summary(const Calibration& c, const Machine& m) {
 }
 
 int run(const CalibrateArgs& a) {
+  if (const ConfigErrors bad = check_outputs({{"--out", a.out}}); !bad.empty()) {
+    print_refused("calibrate", bad);
+    return kExitRefused;
+  }
   try {
     const Machine machine = load_machine(a.machine, default_machines_dir());
     std::vector<std::filesystem::path> files(a.files.begin(), a.files.end());

@@ -2,7 +2,9 @@
 #include "endtoend/cli_common.h"
 
 #include <cstdio>
+#include <filesystem>
 
+#include "core/metrics/output_files.h"
 #include "core/runtime/backend.h"
 
 namespace ptdp::cli {
@@ -44,6 +46,21 @@ ConfigErrors check_runnable(Device device, const Config& cfg) {
   const std::int64_t head_dim = cfg.model.heads > 0 ? cfg.model.hidden / cfg.model.heads : 0;
   if (const std::string why = attention_unavailable(device, cfg.plan.attention, head_dim); !why.empty())
     e.push_back({"plan.attention", why});
+  return e;
+}
+
+ConfigErrors check_outputs(const std::vector<OutputOption>& outputs) {
+  ConfigErrors e;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [option, path] = outputs[i];
+    if (path.empty()) continue;
+    if (const std::string why = output_path_problem(path); !why.empty()) e.push_back({option, option + "=" + path + ": " + why});
+    for (std::size_t k = 0; k < i; ++k)
+      if (!outputs[k].second.empty() &&
+          std::filesystem::absolute(outputs[k].second).lexically_normal() ==
+              std::filesystem::absolute(path).lexically_normal())
+        e.push_back({option, option + " and " + outputs[k].first + " name the same file " + path});
+  }
   return e;
 }
 

@@ -1,7 +1,9 @@
 // Pieces the subcommands share: printing refused input, loading a config with
-// every problem reported.
+// every problem reported, checking output paths before any work.
 #pragma once
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/config/config.h"
 
@@ -19,5 +21,12 @@ ConfigErrors load_checked_config(const std::string& file, int world_size, Config
 // device is usable, the precision is the device's, the attention path exists,
 // and no feature only the projector models is asked for.
 ConfigErrors check_runnable(Device device, const Config& cfg);
+
+// An output option and its path ({"--out", "r.json"}); an empty path is not asked for.
+using OutputOption = std::pair<std::string, std::string>;
+
+// Every output that cannot be written (output_path_problem), and two options
+// naming the same file: checked before any work, so that a bad path is input refused.
+ConfigErrors check_outputs(const std::vector<OutputOption>& outputs);
 
 }  // namespace ptdp::cli

@@ -1,7 +1,9 @@
 // `ptdp compare BASE.json NEW.json`: the regression gate for CI. Matches the
 // results of two files (runs or sweeps) by configuration, prints a table of
-// deltas, and exits 1 when throughput fell or iteration time grew too much.
+// deltas, and exits 1 when throughput fell or iteration time grew too much;
+// 2 when it cannot judge (a figure missing, a failed point, nothing matched).
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -9,6 +11,7 @@
 
 #include "core/metrics/compare.h"
 #include "core/metrics/result_io.h"
+#include "endtoend/cli_common.h"
 #include "endtoend/commands.h"
 
 namespace ptdp::cli {
@@ -48,7 +51,7 @@ void print_table(const Comparison& c) {
                                                   "bubble Δ%", ""}};
   for (const auto& r : c.rows)
     lines.push_back({r.label, tflops_cell(r.tflops), pct(r.iteration_s), pct(r.memory), pct(r.bubble),
-                     r.regressed ? "REGRESSION" : ""});
+                     r.regressed ? (r.note.empty() ? "REGRESSION" : "REGRESSION (" + r.note + ")") : ""});
   std::vector<std::size_t> widths(lines.front().size(), 0);
   for (const auto& l : lines)
     for (std::size_t i = 0; i < l.size(); ++i) widths[i] = std::max(widths[i], width(l[i]));
@@ -66,9 +69,12 @@ void print_summary(const Comparison& c) {
   for (const auto& m : c.mode_differs)
     std::printf("mode differs: %s (BASE %s, NEW %s): not compared\n", m.label.c_str(), to_string(m.base_mode),
                 to_string(m.new_mode));
+  for (const auto& u : c.unusable) std::printf("not comparable: %s\n", u.c_str());
+  if (!c.unusable.empty()) std::printf("NO VERDICT: ");  // the counts below are not a pass
   std::printf("%zu matched, %d regressed beyond %g%%; %zu only in base, %zu only in new", c.rows.size(), c.regressions,
               c.threshold_pct, c.only_in_base.size(), c.only_in_new.size());
   if (!c.mode_differs.empty()) std::printf("; %zu mode differs", c.mode_differs.size());
+  if (!c.unusable.empty()) std::printf("; %zu not comparable (failed, unmeasured or malformed)", c.unusable.size());
   std::printf("\n");
 }
 
@@ -77,6 +83,8 @@ int exit_status(const Comparison& c) {
     std::fprintf(stderr, "ptdp compare: %s is %s in BASE but %s in NEW; a %s result is never compared with a %s one\n",
                  m.label.c_str(), to_string(m.base_mode), to_string(m.new_mode), to_string(m.base_mode), to_string(m.new_mode));
   if (!c.mode_differs.empty()) return kExitRefused;
+  for (const auto& u : c.unusable) std::fprintf(stderr, "ptdp compare: cannot judge %s\n", u.c_str());
+  if (!c.unusable.empty()) return kExitRefused;  // a failed or unmeasured point is never "0 regressed"
   if (c.rows.empty()) {  // a gate that compared nothing must not pass
     std::fprintf(stderr, "ptdp compare: no configuration of NEW matches one of BASE; nothing was compared\n");
     return kExitRefused;
@@ -85,10 +93,14 @@ int exit_status(const Comparison& c) {
 }
 
 int run(const CompareArgs& args) {
+  if (const ConfigErrors bad = check_outputs({{"--out", args.out}}); !bad.empty()) {
+    print_refused("compare", bad);
+    return kExitRefused;
+  }
   Comparison c;
   try {
     c = compare_results(load_compare_entries(args.base), load_compare_entries(args.now), args.threshold);
-  } catch (const std::runtime_error& e) {
+  } catch (const std::runtime_error& e) {  // an unreadable or malformed file, named
     std::fprintf(stderr, "ptdp compare: %s\n", e.what());
     return kExitRefused;
   }
@@ -120,11 +132,19 @@ Command add_compare_command(CLI::App& app) {
       "GPU drops, or median iteration time grows, by more than --threshold percent; memory and bubble are reported, "
       "not gated. Entries on one side only are listed, not errors. A configuration measured on one side and projected "
       "on the other is never compared.\nExit status: 0 no regression, 1 a regression, 2 unreadable or malformed "
-      "input, or a configuration whose mode differs.");
+      "input, a configuration whose mode differs, a gated figure missing, null, non-numeric, non-finite or not "
+      "positive on either side, a sweep point that failed or has no result, or nothing matched.");
   sub->add_option("BASE", args->base, "The reference result file")->required()->check(CLI::ExistingFile);
   sub->add_option("NEW", args->now, "The result file to check against BASE")->required()->check(CLI::ExistingFile);
   sub->add_option("--threshold", args->threshold, "Allowed drop of TFLOP/s or growth of iteration time, in percent")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            double v = 0;  // NaN and infinity pass CLI::PositiveNumber; a gate needs a real bound
+            if (!CLI::detail::lexical_cast(text, v) || !std::isfinite(v) || v <= 0)
+              return "must be a finite positive number of percent (got " + text + ")";
+            return std::string();
+          },
+          "POSITIVE"))
       ->capture_default_str();
   sub->add_option("--out", args->out, "Write the comparison JSON here (ptdp.compare/1)");
   return {sub, [args] { return run(*args); }};

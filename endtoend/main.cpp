@@ -1,10 +1,30 @@
 // ptdp: benchmark and scaling-study suite for 3D-parallel GPT training.
 #include <cstdio>
 #include <exception>
+#include <string>
 #include <vector>
 
 #include "core/metrics/build_info.h"
 #include "endtoend/commands.h"
+
+namespace {
+
+// Runs a parsed command. An exception no command handled (a bug, or input no
+// reader checked) ends it with exit 1 and one clear line, never std::terminate;
+// the unwinding removes any staged output (OutputFiles), so no partial file is left.
+int run_guarded(const ptdp::cli::Command& c) {
+  const std::string name = c.sub->get_name();
+  try {
+    return c.run();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ptdp %s: failed: %s\n", name.c_str(), e.what());
+  } catch (...) {
+    std::fprintf(stderr, "ptdp %s: failed: an exception of unknown type\n", name.c_str());
+  }
+  return ptdp::cli::kExitFailed;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"ptdp: 3D-parallel (tensor, pipeline, data) GPT training benchmarks and projections.\n"
@@ -27,6 +47,6 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : ptdp::cli::kExitRefused;
   }
   for (const auto& c : commands)
-    if (c.sub->parsed()) return c.run();
+    if (c.sub->parsed()) return run_guarded(c);
   return ptdp::cli::kExitRefused;
 }

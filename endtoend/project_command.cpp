@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "core/metrics/result.h"
-#include "core/metrics/result_io.h"
+#include "core/metrics/output_files.h"
 #include "core/sim/search.h"
 #include "endtoend/cli_common.h"
 #include "endtoend/commands.h"
@@ -62,11 +62,27 @@ void print_sensitivity(const nlohmann::json& s) {
               100 * most["perturbation"].get<double>(), 100 * most["change"].get<double>());
 }
 
+// The trace and the result together, or neither (a failure while running: exit 1).
+int write_outputs(const ProjectArgs& args, const Projection& proj, const RunResult& result) {
+  try {
+    OutputFiles files;
+    if (!args.trace.empty())
+      files.add(args.trace, chrome_trace(proj.timeline, "ptdp project (simulated iteration)"), -1);
+    if (!args.out.empty()) files.add(args.out, to_json(result));
+    files.commit();
+  } catch (const std::runtime_error& e) {
+    std::fprintf(stderr, "ptdp project: %s\n", e.what());
+    return kExitFailed;
+  }
+  return kExitOk;
+}
+
 int run(const ProjectArgs& args) {
   Config cfg;
   bool read = false;
   ConfigErrors errors = load_checked_config(args.config, 0, cfg, read);
   if (read && errors.empty()) errors = check_projectable(cfg);
+  for (auto& e : check_outputs({{"--trace", args.trace}, {"--out", args.out}})) errors.push_back(std::move(e));
   if (!errors.empty()) {
     print_refused("project", errors);
     return kExitRefused;
@@ -99,12 +115,8 @@ int run(const ProjectArgs& args) {
     if (result.expected_error) print_expected_error(*result.expected_error);
     if (result.sensitivity) print_sensitivity(*result.sensitivity);
     if (!search.is_null()) result.extra["search"] = search;
-    if (!args.trace.empty()) {
-      write_json_atomic(args.trace, chrome_trace(proj.timeline, "ptdp project (simulated iteration)"), -1);
-      result.extra["timeline"] = args.trace;
-    }
-    if (!args.out.empty()) write_json_atomic(args.out, to_json(result));
-    return kExitOk;
+    if (!args.trace.empty()) result.extra["timeline"] = args.trace;
+    return write_outputs(args, proj, result);
   } catch (const std::runtime_error& e) {  // a calibration or machine that cannot serve this plan
     std::fprintf(stderr, "ptdp project: %s\n", e.what());
     return kExitRefused;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <stdexcept>
 #include <thread>
 
 #include "core/metrics/result_io.h"
@@ -18,12 +19,13 @@ namespace {
 struct PointArgs {
   std::string file, out;
   int point = 0, delay_ms = 0;
-  bool crash = false;
+  bool crash = false, throws = false;
 };
 
 int run_point(const PointArgs& a) {
   if (a.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(a.delay_ms));
   if (a.crash) std::abort();  // testing aid: a point whose process dies
+  if (a.throws) throw std::logic_error("injected exception (--throw)");  // testing aid: main's last handler
   const nlohmann::json reference = load_reference_experiments();
   const Sweep sweep = load_sweep(a.file, default_machines_dir(), &reference);
   if (a.point < 0 || a.point >= static_cast<int>(sweep.points.size())) {
@@ -73,6 +75,7 @@ Command add_sweep_point_command(CLI::App& app) {
   sub->add_option("--out", a->out, "Outcome JSON")->required();
   sub->add_option("--delay-ms", a->delay_ms, "Wait this long first (testing aid)");
   sub->add_flag("--crash", a->crash, "Crash (testing aid)");
+  sub->add_flag("--throw", a->throws, "Throw an exception no command handles (testing aid)");
   return {sub, [a] { return run_point(*a); }};
 }
 

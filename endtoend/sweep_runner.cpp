@@ -29,6 +29,7 @@ struct Running {
   Task task;
   std::unique_ptr<ChildProcess> child;
   std::filesystem::path log, output;
+  std::filesystem::path config;  // a measured point's config file; empty for projections
 };
 
 std::string device_of(const SweepPoint& p) { return device_name(p.config.machine.device); }
@@ -90,7 +91,7 @@ class Runner {
 
   void start(const Task& t) {
     const std::string stem = work_.string() + "/point-" + std::to_string(t.point->index) + "-" + to_string(t.mode);
-    Running r{t, nullptr, stem + ".log", stem + ".json"};
+    Running r{t, nullptr, stem + ".log", stem + ".json", {}};
     std::filesystem::remove(r.output);
     std::vector<std::string> argv;
     if (t.mode == ResultMode::projected) {
@@ -102,6 +103,7 @@ class Runner {
       const int ranks = t.point->config.plan.world_size();
       const std::string config = stem + "-config.json";
       write_json_atomic(config, t.point->config_json);
+      r.config = config;
       if (ranks > 1) argv = mpirun_prefix(ranks);
       argv.insert(argv.end(), {self_path(), "train", "--config", config, "--device", device_of(*t.point),
                                "--iterations", std::to_string(sweep_.train_iterations), "--warmup",
@@ -137,6 +139,7 @@ class Runner {
         outcome(r, code, run);
       }
       finish(r.task, run);
+      remove_scratch(r);
       running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(i));
     }
   }
@@ -152,7 +155,11 @@ class Runner {
       return;
     }
     std::ifstream in(r.output);
-    const nlohmann::json j = nlohmann::json::parse(in);
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      run.reason = "exit 0 but its output " + r.output.string() + " is not a JSON object";
+      return;  // failed
+    }
     if (r.task.mode == ResultMode::measured) {
       run.status = PointStatus::ok;
       run.result = j;
@@ -161,6 +168,13 @@ class Runner {
     run.status = point_status_from_string(j.value("status", "failed"));
     run.reason = j.value("reason", "");
     run.result = j.value("result", nlohmann::json(nullptr));
+  }
+
+  // The point's outcome and config files were only for handing over; its log stays for inspection.
+  static void remove_scratch(const Running& r) {
+    std::error_code ignored;
+    std::filesystem::remove(r.output, ignored);
+    if (!r.config.empty()) std::filesystem::remove(r.config, ignored);
   }
 
   void finish(const Task& t, const PointRun& run) {
@@ -253,6 +267,10 @@ int run_sweep(const SweepOptions& options) {
     return kExitRefused;
   }
   if (o.out.empty()) o.out = (std::filesystem::path("results") / (sweep.name + ".json")).string();
+  if (const std::string why = output_path_problem(o.out); !why.empty()) {
+    std::fprintf(stderr, "ptdp sweep: --out=%s: %s\n", o.out.c_str(), why.c_str());
+    return kExitRefused;
+  }
   try {
     SweepResults results(o.out, sweep);
     const auto out = std::filesystem::path(o.out);

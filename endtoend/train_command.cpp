@@ -46,6 +46,12 @@ int run(const TrainArgs& args) {
     if (root) print_refused("train", errors);
     return kExitRefused;
   }
+  // Only rank 0 writes, so only it checks; every rank learns the verdict before any work.
+  const ConfigErrors bad_outputs = root ? check_outputs({{"--trace", args.trace}, {"--out", args.out}}) : ConfigErrors{};
+  if (world.all_reduce_host(bad_outputs.empty() ? 0.0 : 1.0, ReduceOp::max) > 0) {
+    if (root) print_refused("train", bad_outputs);
+    return kExitRefused;
+  }
   try {
     return train_and_report(cfg, args, world, session.library_version());
   } catch (const OutOfMemory& e) {

@@ -9,7 +9,7 @@
 #include "core/comm/process_groups.h"
 #include "core/data/token_source.h"
 #include "core/metrics/flops.h"
-#include "core/metrics/result_io.h"
+#include "core/metrics/output_files.h"
 #include "core/runtime/measured_run.h"
 #include "core/tensor/allocator.h"
 #include "endtoend/commands.h"
@@ -104,11 +104,13 @@ int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& wor
   RunResult result = measured_result(cfg, s, groups, backend, world, run, nullptr);
   if (!root) return kExitOk;
   result.software["mpi"] = mpi_version;
+  OutputFiles files;  // the trace and the result together, or neither
   if (!args.trace.empty()) {
-    write_json_atomic(args.trace, chrome_trace(s.last_timeline, "ptdp train (last iteration)"), -1);
     result.extra["timeline"] = args.trace;
+    files.add(args.trace, chrome_trace(s.last_timeline, "ptdp train (last iteration)"), -1);
   }
-  if (!args.out.empty()) write_json_atomic(args.out, to_json(result));
+  if (!args.out.empty()) files.add(args.out, to_json(result));
+  files.commit();
   print_summary(result, args.out);
   return kExitOk;
 }

@@ -9,6 +9,7 @@
 #include "core/metrics/result_io.h"
 #include "core/sweep/ablation.h"
 #include "core/sweep/paper_check.h"
+#include "endtoend/cli_common.h"
 #include "endtoend/commands.h"
 
 namespace ptdp::cli {
@@ -59,6 +60,10 @@ int run_ablation(const std::vector<Sweep>& sweeps, const Calibration* calibratio
 }
 
 int run(const ValidateArgs& args) {
+  if (const ConfigErrors bad = check_outputs({{"--out", args.out}}); !bad.empty()) {
+    print_refused("validate", bad);
+    return kExitRefused;
+  }
   std::unique_ptr<Calibration> calibration;
   nlohmann::json all = nlohmann::json::array();
   try {

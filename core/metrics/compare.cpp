@@ -2,10 +2,13 @@
 // and NEW by configuration, deltas per matched pair and the regression rule.
 #include "core/metrics/compare.h"
 
+#include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <initializer_list>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #include "core/metrics/result_io.h"
 
@@ -28,11 +31,66 @@ const json* at_path(const json& j, std::initializer_list<const char*> path) {
   return cur;
 }
 
+// A reported figure: absent unless a finite number.
 std::optional<double> number_at(const json& j, std::initializer_list<const char*> path) {
   const json* v = at_path(j, path);
-  if (v == nullptr || !v->is_number()) return std::nullopt;
+  if (v == nullptr || !v->is_number() || !std::isfinite(v->get<double>())) return std::nullopt;
   return v->get<double>();
 }
+
+std::string shown(const json& v) {
+  const std::string text = v.dump();
+  return text.size() > 40 ? text.substr(0, 37) + "..." : text;
+}
+
+// Why the gated figure at `path` of result `r` is not a finite positive number, or "".
+std::string gated_problem(const json& r, std::initializer_list<const char*> path) {
+  const json* cur = &r;
+  std::string at;
+  for (const char* key : path) {
+    if (!cur->is_object()) return at + " is not an object (got " + shown(*cur) + ")";
+    at += (at.empty() ? "" : ".") + std::string(key);
+    if (!cur->contains(key)) return at + " is missing";
+    cur = &(*cur)[key];
+  }
+  if (cur->is_null()) return at + " is null";
+  if (!cur->is_number()) return at + " is not a number (got " + shown(*cur) + ")";
+  if (const double v = cur->get<double>(); !std::isfinite(v) || v <= 0) {
+    char text[32];  // dump() would print a non-finite number as null
+    std::snprintf(text, sizeof text, "%g", v);
+    return at + " is not a finite positive number (got " + text + ")";
+  }
+  return "";
+}
+
+// Why entry `e` has no result to compare (a failed or unmeasured point), or "".
+std::string missing_result(const CompareEntry& e) {
+  if (e.status != "ok" && e.status != "does_not_fit")
+    return "is " + e.status + (e.reason.empty() ? "" : " (" + e.reason + ")");
+  return e.result.is_null() ? "has no result" : "";
+}
+
+// Why the matched pair (b, n) cannot be gated, or "": each side's missing
+// result or broken gated figure, prefixed by the side.
+std::string unusable_pair(const CompareEntry& b, const CompareEntry& n) {
+  std::string why;
+  const auto add = [&why](const char* side, const std::string& problem) {
+    const std::string line = std::string(side) + " " + problem;
+    if (!problem.empty() && why.find(line) == std::string::npos) why += (why.empty() ? "" : "; ") + line;
+  };
+  const std::initializer_list<std::pair<const char*, const CompareEntry*>> sides = {{"BASE", &b}, {"NEW", &n}};
+  for (const auto& [side, e] : sides) {
+    if (const std::string missing = missing_result(*e); !missing.empty()) {
+      add(side, missing);
+      continue;
+    }
+    add(side, gated_problem(e->result, {"metrics", "model_tflops_per_gpu"}));
+    add(side, gated_problem(e->result, {"metrics", "iteration_s", "median"}));
+  }
+  return why;
+}
+
+std::string described(const CompareEntry& e) { return e.label + " (" + to_string(e.mode) + ")"; }
 
 std::string text_of(const json& plan, const char* key) {
   const json* v = at_path(plan, {key});
@@ -69,13 +127,17 @@ CompareEntry single_entry(const json& doc, const std::string& file) {
 
 CompareEntry point_entry(const json& point, const std::string& sweep_name, const std::string& where) {
   CompareEntry e;
-  e.mode = point.contains("mode") ? mode_of(point, where) : mode_of(point["result"], where + "result: ");
+  const bool has_result = point.contains("result") && !point["result"].is_null();
+  e.mode = point.contains("mode") || !has_result ? mode_of(point, where) : mode_of(point["result"], where + "result: ");
+  e.status = point.value("status", "ok");
+  const json* reason = at_path(point, {"reason"});
+  if (reason != nullptr && reason->is_string()) e.reason = reason->get<std::string>();
   e.identity = "sweep " + sweep_name + " " + point.value("overrides", json::object()).dump();
   const std::string label = point.value("label", "");
   const std::string series = point.value("series", "");
   e.label = sweep_name + ":" + (label.empty() ? "point " + point.value("index", json()).dump() : label) +
             (series.empty() ? "" : " " + series);
-  e.result = point["result"];
+  if (has_result) e.result = point["result"];
   return e;
 }
 
@@ -89,8 +151,7 @@ std::vector<CompareEntry> sweep_entries(const json& doc, const std::string& file
     const json& p = (*points)[i];
     const std::string where = file + ": points[" + std::to_string(i) + "]: ";
     if (!p.is_object()) throw std::runtime_error(where + "is not an object");
-    if (!p.contains("result") || p["result"].is_null()) continue;
-    if (!p["result"].is_object()) throw std::runtime_error(where + "\"result\" is not an object");
+    if (p.contains("result") && !p["result"].is_null() && !p["result"].is_object()) throw std::runtime_error(where + "\"result\" is not an object");
     out.push_back(point_entry(p, sweep_name, where));
   }
   return out;
@@ -124,6 +185,10 @@ CompareRow make_row(const CompareEntry& b, const CompareEntry& n, double thresho
   row.memory = delta_of(memory_of(b.result), memory_of(n.result));
   row.bubble = delta_of(bubble_of(b.result), bubble_of(n.result));
   row.regressed = regresses(row, threshold_pct);
+  if (b.status == "ok" && n.status == "does_not_fit") {
+    row.regressed = true;
+    row.note = "no longer fits in memory";
+  }
   return row;
 }
 
@@ -164,7 +229,7 @@ std::vector<CompareEntry> load_compare_entries(const std::filesystem::path& file
   json doc;
   try {
     doc = json::parse(text.str());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number beyond a double
     throw std::runtime_error(file.string() + ": not valid JSON: " + e.what());
   }
   return compare_entries(doc, file.string());
@@ -179,6 +244,8 @@ bool regresses(const CompareRow& row, double threshold_pct) {
 
 Comparison compare_results(const std::vector<CompareEntry>& base, const std::vector<CompareEntry>& now,
                            double threshold_pct) {
+  if (!std::isfinite(threshold_pct) || threshold_pct < 0)
+    throw std::invalid_argument("the threshold must be a finite number >= 0");
   Comparison c;
   c.threshold_pct = threshold_pct;
   std::vector<bool> used(now.size(), false);
@@ -190,34 +257,45 @@ Comparison compare_results(const std::vector<CompareEntry>& base, const std::vec
       continue;
     }
     used[static_cast<std::size_t>(i)] = true;
-    c.rows.push_back(make_row(b, now[static_cast<std::size_t>(i)], threshold_pct));
+    const CompareEntry& n = now[static_cast<std::size_t>(i)];
+    if (const std::string why = unusable_pair(b, n); !why.empty()) {
+      c.unusable.push_back(described(b) + ": " + why);
+      continue;
+    }
+    c.rows.push_back(make_row(b, n, threshold_pct));
     if (c.rows.back().regressed) ++c.regressions;
   }
   for (const CompareEntry* b : unmatched) {
     const int i = find_partner(*b, now, used, false);
     if (i < 0) {
-      c.only_in_base.push_back(b->label + " (" + to_string(b->mode) + ")");
+      c.only_in_base.push_back(described(*b));
+      if (const std::string why = missing_result(*b); !why.empty()) c.unusable.push_back(described(*b) + ": BASE " + why);
       continue;
     }
     used[static_cast<std::size_t>(i)] = true;
     c.mode_differs.push_back({b->identity, b->label, b->mode, now[static_cast<std::size_t>(i)].mode});
   }
-  for (std::size_t i = 0; i < now.size(); ++i)
-    if (!used[i]) c.only_in_new.push_back(now[i].label + " (" + to_string(now[i].mode) + ")");
+  for (std::size_t i = 0; i < now.size(); ++i) {
+    if (used[i]) continue;
+    c.only_in_new.push_back(described(now[i]));
+    if (const std::string why = missing_result(now[i]); !why.empty()) c.unusable.push_back(described(now[i]) + ": NEW " + why);
+  }
   return c;
 }
 
 json to_json(const Comparison& c) {
   json rows = json::array(), modes = json::array();
-  for (const auto& r : c.rows)
+  for (const auto& r : c.rows) {
     rows.push_back({{"label", r.label}, {"key", r.identity}, {"mode", to_string(r.mode)}, {"regressed", r.regressed},
                     {"model_tflops_per_gpu", to_json(r.tflops)}, {"iteration_s", to_json(r.iteration_s)},
                     {"memory_bytes", to_json(r.memory)}, {"bubble", to_json(r.bubble)}});
+    if (!r.note.empty()) rows.back()["note"] = r.note;
+  }
   for (const auto& m : c.mode_differs)
     modes.push_back({{"label", m.label}, {"key", m.identity}, {"base_mode", to_string(m.base_mode)}, {"new_mode", to_string(m.new_mode)}});
   return {{"schema", kCompareSchema},   {"threshold_pct", c.threshold_pct}, {"matched", c.rows.size()},
           {"regressions", c.regressions}, {"rows", rows},                   {"mode_differs", modes},
-          {"only_in_base", c.only_in_base}, {"only_in_new", c.only_in_new}};
+          {"only_in_base", c.only_in_base}, {"only_in_new", c.only_in_new}, {"unusable", c.unusable}};
 }
 
 }  // namespace ptdp

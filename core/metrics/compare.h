@@ -20,10 +20,13 @@ struct CompareEntry {
   std::string identity;    // the configuration, without the mode: what BASE and NEW are matched on
   ResultMode mode = ResultMode::projected;
   std::string label;       // for people: "figure13:(2,32) batch 32" or "t8 p12 d4 b1 v2 interleaved"
-  nlohmann::json result;   // the ptdp.result/2 object
+  nlohmann::json result;   // the ptdp.result/2 object; null for a sweep point that has none
+  std::string status = "ok";  // a sweep point's status (ok, does_not_fit, failed, timeout, ...)
+  std::string reason;         // a sweep point's reason, when it has one
 };
 
-// The entries of a parsed file; `file` names it in errors. Throws
+// The entries of a parsed file, sweep points without a result included (they
+// make the comparison unusable); `file` names it in errors. Throws
 // std::runtime_error ("FILE: not a ptdp result: schema \"x\"") for anything
 // but a ptdp.result/2 or ptdp.sweep-results/1 document.
 std::vector<CompareEntry> compare_entries(const nlohmann::json& doc, const std::string& file);
@@ -44,6 +47,7 @@ struct CompareRow {
   MetricDelta memory;       // metrics.memory_bytes.peak_measured, else .model.total
   MetricDelta bubble;       // metrics.bubble.measured, else .simulated
   bool regressed = false;
+  std::string note;         // why it regressed beyond the figures: "no longer fits in memory"
 };
 
 // The same configuration on both sides, one measured and one projected (say):
@@ -59,6 +63,10 @@ struct Comparison {
   std::vector<ModeMismatch> mode_differs;   // same configuration, different modes
   std::vector<std::string> only_in_base;    // labels of unmatched entries
   std::vector<std::string> only_in_new;
+  // What the gate cannot judge, one line each: a point without a result (failed,
+  // timeout, oom, refused) on either side, matched or not, and a matched pair
+  // whose gated figure is missing, null, not a number, not finite or not positive.
+  std::vector<std::string> unusable;
   int regressions = 0;                      // rows with regressed set
 };
 
@@ -69,12 +77,14 @@ bool regresses(const CompareRow& row, double threshold_pct);
 
 // Matches entries with the same identity and mode (in order, when a side
 // repeats one); left-over entries whose identity matches but mode does not
-// become mode mismatches; the rest are only on one side.
+// become mode mismatches; the rest are only on one side. A pair that fitted in
+// memory in BASE but not in NEW regresses. Throws std::invalid_argument for a
+// threshold that is not a finite number >= 0.
 Comparison compare_results(const std::vector<CompareEntry>& base, const std::vector<CompareEntry>& now,
                            double threshold_pct);
 
 // {"schema": "ptdp.compare/1", "threshold_pct", "matched", "regressions",
-//  "rows": [...], "mode_differs": [...], "only_in_base": [...], "only_in_new": [...]}.
+//  "rows": [...], "mode_differs": [...], "only_in_base": [...], "only_in_new": [...], "unusable": [...]}.
 nlohmann::json to_json(const Comparison& c);
 
 }  // namespace ptdp

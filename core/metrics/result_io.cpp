@@ -1,12 +1,8 @@
-// Sample statistics, atomic JSON writes and provenance.
+// Sample statistics and provenance.
 #include "core/metrics/result_io.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <fstream>
 #include <numeric>
-#include <stdexcept>
 
 #include "core/metrics/build_info.h"
 
@@ -27,25 +23,6 @@ nlohmann::json summarize_samples(const std::vector<double>& samples) {
   const auto [lo, hi] = std::minmax_element(samples.begin(), samples.end());
   const double mean = std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(samples.size());
   return {{"median", median(samples)}, {"min", *lo}, {"max", *hi}, {"mean", mean}, {"samples", samples}};
-}
-
-void write_json_atomic(const std::filesystem::path& path, const nlohmann::json& j, int indent) {
-  const auto dir = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
-  std::filesystem::create_directories(dir);
-  const auto tmp = dir / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()));
-  try {
-    {
-      std::ofstream out(tmp);
-      if (!out) throw std::runtime_error("cannot write " + tmp.string());
-      out << j.dump(indent) << "\n";
-      if (!out.flush()) throw std::runtime_error("cannot write " + tmp.string());
-    }
-    std::filesystem::rename(tmp, path);
-  } catch (...) {  // nothing half-written stays behind
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw;
-  }
 }
 
 nlohmann::json software_info() {

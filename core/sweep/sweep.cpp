@@ -2,6 +2,8 @@
 // validation and the lookup of published values.
 #include "core/sweep/sweep.h"
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <set>
 
@@ -96,6 +98,25 @@ void read_train(const json& t, Sweep& sweep, Reader& r) {
   if (sweep.train_warmup >= sweep.train_iterations) r.fail("train", "warmup must be below iterations");
 }
 
+// Why `name` cannot name the sweep's results file (results/<name>.json), or "".
+std::string name_problem(const std::string& name) {
+  const bool safe = !name.empty() && name.size() <= 100 && name.front() != '.' &&
+                    std::all_of(name.begin(), name.end(), [](char ch) {
+                      return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.';
+                    });
+  return safe ? "" : "must be a file name of letters, digits, '_', '-' and '.', not starting with '.' (got \"" +
+                         name + "\")";
+}
+
+// The sweep's machine profile is read once: unknown or malformed, the whole sweep is refused.
+void check_machine(const std::string& machine, const std::filesystem::path& machines_dir, Reader& r) {
+  try {
+    load_machine(machine, machines_dir);
+  } catch (const ConfigRefused& e) {
+    for (const auto& err : e.errors()) r.fail("machine", err.message);
+  }
+}
+
 json read_file(const std::filesystem::path& file) {
   std::ifstream in(file);
   if (!in) throw SweepRefused({file.string() + ": cannot be read"});
@@ -167,14 +188,16 @@ Sweep load_sweep(const std::filesystem::path& file, const std::filesystem::path&
   if (j.value("schema", "") != kSweepSchema) r.fail("schema", std::string("must be \"") + kSweepSchema + "\"");
   Sweep s;
   s.file = file;
-  s.name = j.value("name", file.stem().string());
+  if (j.contains("name") && !j["name"].is_string()) r.fail("name", "must be a string");
+  else s.name = j.value("name", file.stem().string());
+  if (const std::string why = name_problem(s.name); !why.empty()) r.fail("name", why);
   s.reproduces = j.value("reproduces", "");
   s.reference = j.value("reference", "");
   s.note = j.value("note", "");
   if (const auto mode = sweep_mode_from_string(j.value("mode", "project"))) s.mode = *mode;
   else r.fail("mode", "must be measure, project or auto");
   if (!j.contains("machine") || !j["machine"].is_string()) r.fail("machine", "must name a machine profile");
-  else s.machine = j["machine"];
+  else check_machine(s.machine = j["machine"], machines_dir, r);
   if (!j.contains("base") || !j["base"].is_object()) r.fail("base", "must be an object {\"model\", \"plan\"}");
   const json paper = j.value("paper", json::object());
   s.metric = paper.value("metric", s.metric);

@@ -108,6 +108,14 @@ TEST(Sweep, MalformedFilesAreRefusedNamingFileAndField) {
   j = base_sweep();
   j.erase("schema");
   EXPECT_TRUE(mentions(refusal(j), "schema"));
+  j = base_sweep();
+  j["name"] = "../../x";  // the results file is results/<name>.json
+  EXPECT_TRUE(mentions(refusal(j), "name: must be a file name"));
+  j["name"] = 7;
+  EXPECT_TRUE(mentions(refusal(j), "name: must be a string"));
+  j = base_sweep();
+  j["machine"] = "tpu-v9";  // refused once for the sweep, not point by point
+  EXPECT_TRUE(mentions(refusal(j), "machine \"tpu-v9\" is not known"));
   test::ScratchDir dir("sweep-json");
   const auto broken = dir.write("s.json", "{\"schema\": ");
   EXPECT_THROW(load_sweep(broken, default_machines_dir(), nullptr), SweepRefused);

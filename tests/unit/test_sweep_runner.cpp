@@ -28,6 +28,14 @@ json six_points() {
     "paper": {"series": "recompute {plan.recompute}", "label": "{plan.global_batch}"}})js");
 }
 
+// Names under `dir` (recursively) that look like a temporary output file.
+std::vector<std::string> leftover_temporaries(const std::filesystem::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+    if (e.path().filename().string().find(".tmp.") != std::string::npos) out.push_back(e.path().string());
+  return out;
+}
+
 json results(const ScratchDir& dir) { return json::parse(test::read_file(dir.path() / "r.json")); }
 
 std::map<std::string, int> key_counts(const json& r) {
@@ -53,6 +61,10 @@ TEST(SweepRunner, RunsEveryPointAndWritesTheResults) {
     EXPECT_GT(p["value"].get<double>(), 0);
     EXPECT_EQ(p["result"]["mode"], "projected");
   }
+  // The points' outcome files were only handed over: their logs stay, nothing else.
+  for (const auto& e : std::filesystem::directory_iterator(dir.path() / ".r.work"))
+    EXPECT_EQ(e.path().extension(), ".log") << e.path();
+  EXPECT_EQ(leftover_temporaries(dir.path()), std::vector<std::string>{});
   // A rerun finds everything done and runs nothing.
   const auto again = test::run_command(test::ptdp_cli() + " sweep " + sweep.string() + " --out r.json", dir);
   EXPECT_EQ(again.status, 0);
@@ -135,6 +147,32 @@ TEST(SweepRunner, MalformedSweepIsRefusedAndNothingRuns) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("plan.no_such_field"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "r.json"));
+}
+
+// Once every point was "refused" and the sweep exited 0.
+TEST(SweepRunner, AnUnknownMachineRefusesTheSweepNamingIt) {
+  ScratchDir dir("unknown-machine");
+  json s = six_points();
+  s["machine"] = "tpu-v9";
+  const auto r = test::run_command(test::ptdp_cli() + " sweep " + dir.write("s.json", s.dump()).string() +
+                                       " --out r.json", dir);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.err.find("machine \"tpu-v9\" is not known"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "r.json"));
+}
+
+// Once results/../../x.json: a file outside results/.
+TEST(SweepRunner, ANameThatIsNotAFileNameIsRefused) {
+  ScratchDir dir("sweep-name");
+  json s = six_points();
+  s["name"] = "../../x";
+  std::filesystem::create_directories(dir.path() / "a" / "b");
+  const auto sweep = dir.write("s.json", s.dump());
+  const auto r = test::run_command("cd a/b && " + test::ptdp_cli() + " sweep " + sweep.string(), dir);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.err.find("name: must be a file name"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "a" / "x.json"));
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "a" / "b" / "results"));
 }
 
 TEST(SweepRunner, InvalidPointsAreRecordedAsRefusedAndOthersRun) {

@@ -1,0 +1,128 @@
+// Output files: the check that a path may be written, staged temporaries and
+// the all-or-none rename.
+#include "core/metrics/output_files.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace ptdp {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// "a symbolic link", "a folder", ...: what is at a path that is not a regular file.
+const char* kind_of(fs::file_type t) {
+  switch (t) {
+    case fs::file_type::symlink: return "a symbolic link";
+    case fs::file_type::directory: return "a folder";
+    case fs::file_type::fifo: return "a FIFO";
+    case fs::file_type::block:
+    case fs::file_type::character: return "a device";
+    case fs::file_type::socket: return "a socket";
+    default: return "not a regular file";
+  }
+}
+
+// Why an existing entry at `path` may not be replaced, or "".
+std::string not_replaceable(const fs::path& path) {
+  std::error_code ec;
+  const fs::file_status s = fs::symlink_status(path, ec);
+  if (ec || !fs::exists(s) || fs::is_regular_file(s)) return "";
+  return path.string() + " is " + kind_of(s.type()) + "; an output replaces only a regular file";
+}
+
+fs::path folder_of(const fs::path& path) { return path.parent_path().empty() ? fs::path(".") : path.parent_path(); }
+
+// Creates `file` exclusively (never through a link); -1 with errno on failure.
+int create_exclusive(const fs::path& file) {
+  return ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+}
+
+void write_all(const fs::path& file, const std::string& text) {
+  ::unlink(file.c_str());  // a stale temporary of a process that had this pid
+  const int fd = create_exclusive(file);
+  if (fd < 0) throw std::runtime_error("cannot create " + file.string() + ": " + std::strerror(errno));
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      throw std::runtime_error("cannot write " + file.string() + ": " + std::strerror(err));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0) throw std::runtime_error("cannot write " + file.string() + ": " + std::strerror(errno));
+}
+
+}  // namespace
+
+std::string output_path_problem(const fs::path& path) {
+  if (path.empty()) return "the output path is empty";
+  if (std::string why = not_replaceable(path); !why.empty()) return why;
+  fs::path folder = fs::absolute(folder_of(path));
+  std::error_code ec;
+  while (!fs::exists(fs::symlink_status(folder, ec)) && folder.has_relative_path()) folder = folder.parent_path();
+  if (!fs::is_directory(folder, ec)) return folder.string() + " is not a folder, so " + path.string() + " cannot be written";
+  const fs::path probe = folder / (".ptdp-probe." + std::to_string(::getpid()));
+  const int fd = create_exclusive(probe);
+  if (fd < 0) return "cannot create files in " + folder.string() + ": " + std::strerror(errno);
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return "";
+}
+
+OutputFiles::~OutputFiles() { discard(); }
+
+void OutputFiles::discard() {
+  for (const auto& s : staged_) ::unlink(s.tmp.c_str());
+  staged_.clear();
+}
+
+void OutputFiles::add(const fs::path& path, const nlohmann::json& j, int indent) {
+  try {
+    for (const auto& s : staged_)
+      if (fs::absolute(s.path).lexically_normal() == fs::absolute(path).lexically_normal()) throw std::runtime_error(path.string() + " is named twice");
+    if (std::string why = not_replaceable(path); !why.empty()) throw std::runtime_error(why);
+    const std::string text = j.dump(indent) + "\n";
+    const fs::path folder = folder_of(path);
+    fs::create_directories(folder);
+    const fs::path tmp = folder / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()));
+    staged_.push_back({path, tmp});
+    write_all(tmp, text);
+  } catch (const std::exception& e) {
+    discard();
+    throw std::runtime_error(std::string("writing ") + path.string() + ": " + e.what());
+  }
+}
+
+void OutputFiles::commit() {
+  for (const auto& s : staged_)  // anything put in place since add(): refuse before replacing any
+    if (std::string why = not_replaceable(s.path); !why.empty()) {
+      discard();
+      throw std::runtime_error(why);
+    }
+  for (std::size_t i = 0; i < staged_.size(); ++i) {
+    if (::rename(staged_[i].tmp.c_str(), staged_[i].path.c_str()) == 0) continue;
+    const std::string why = "cannot rename into " + staged_[i].path.string() + ": " + std::strerror(errno);
+    for (std::size_t k = 0; k < i; ++k) ::unlink(staged_[k].path.c_str());  // all or none
+    staged_.erase(staged_.begin(), staged_.begin() + static_cast<std::ptrdiff_t>(i));
+    discard();
+    throw std::runtime_error(why);
+  }
+  staged_.clear();
+}
+
+void write_json_atomic(const fs::path& path, const nlohmann::json& j, int indent) {
+  OutputFiles out;
+  out.add(path, j, indent);
+  out.commit();
+}
+
+}  // namespace ptdp

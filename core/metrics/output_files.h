@@ -1,0 +1,46 @@
+// Output files of a command: only a regular file (or a new path) is ever
+// written, each through a temporary file beside it and a rename, and the
+// outputs of one command are committed together or none is left.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ptdp {
+
+// Why `path` cannot be an output, or "" when it can: it exists and is not a
+// regular file (a symbolic link, FIFO, device or folder is never replaced), or
+// no file can be created in its folder (or the nearest existing one above it).
+// Probes by creating and removing a file, so it holds for root too.
+std::string output_path_problem(const std::filesystem::path& path);
+
+// Several JSON outputs written together. add() writes each to a temporary file
+// beside its path at once (so a full disk shows before anything is replaced);
+// commit() renames them all into place. A failure, or destruction without
+// commit(), leaves no temporary, and a commit that fails part-way removes the
+// outputs it had renamed: all or none.
+class OutputFiles {
+ public:
+  OutputFiles() = default;
+  OutputFiles(const OutputFiles&) = delete;
+  OutputFiles& operator=(const OutputFiles&) = delete;
+  ~OutputFiles();
+
+  // Throws std::runtime_error naming the path (nothing of this set is kept then).
+  void add(const std::filesystem::path& path, const nlohmann::json& j, int indent = 2);
+  void commit();
+
+ private:
+  struct Staged {
+    std::filesystem::path path, tmp;
+  };
+  void discard();
+  std::vector<Staged> staged_;
+};
+
+// One output: an OutputFiles of one file.
+void write_json_atomic(const std::filesystem::path& path, const nlohmann::json& j, int indent = 2);
+
+}  // namespace ptdp
