@@ -5,7 +5,7 @@
 # README's two commands.
 set -euo pipefail
 
-packages=(cmake g++ make git libopenblas-dev nlohmann-json3-dev libcli11-dev
+packages=(cmake g++ make ninja-build git libopenblas-dev nlohmann-json3-dev libcli11-dev
           libgtest-dev libgmock-dev libbenchmark-dev openmpi-bin libopenmpi-dev
           python3 python3-matplotlib python3-venv)
 
