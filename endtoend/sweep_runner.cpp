@@ -9,6 +9,7 @@
 #include <memory>
 #include <thread>
 
+#include "core/config/json_read.h"
 #include "core/metrics/result_io.h"
 #include "core/sweep/sweep_results.h"
 #include "core/runtime/backend.h"
@@ -154,20 +155,21 @@ class Runner {
                    (tail.empty() ? "" : ": " + tail);
       return;
     }
-    std::ifstream in(r.output);
-    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-      run.reason = "exit 0 but its output " + r.output.string() + " is not a JSON object";
-      return;  // failed
+    try {  // a child's file, read as strictly as any input: a point that wrote nonsense failed
+      const nlohmann::json j = read_json_file(r.output);
+      const JsonAt at(j, r.output.string());
+      if (r.task.mode == ResultMode::measured) {
+        run.result = at.object().value();
+        run.status = PointStatus::ok;
+        return;
+      }
+      run.status = point_status_from_string(at.get<std::string>("status", "failed"));
+      run.reason = at.get<std::string>("reason", "");
+      if (const auto result = at.find("result")) run.result = result->object().value();
+    } catch (const JsonRefused& e) {
+      run.status = PointStatus::failed;
+      run.reason = std::string("exit 0 but its output is refused: ") + e.what();
     }
-    if (r.task.mode == ResultMode::measured) {
-      run.status = PointStatus::ok;
-      run.result = j;
-      return;
-    }
-    run.status = point_status_from_string(j.value("status", "failed"));
-    run.reason = j.value("reason", "");
-    run.result = j.value("result", nlohmann::json(nullptr));
   }
 
   // The point's outcome and config files were only for handing over; its log stays for inspection.

@@ -62,7 +62,13 @@ class ConfigRefused : public std::runtime_error {
 Config config_from_json(const nlohmann::json& j, const std::filesystem::path& machines_dir);
 Config load_config(const std::filesystem::path& file, const std::filesystem::path& machines_dir);
 Machine load_machine(const std::string& name, const std::filesystem::path& machines_dir);
+// Reads and validates a profile; ConfigRefused with every problem, fields named from `where`.
 Machine machine_from_json(const nlohmann::json& j, const std::string& where);
+// Why `name` cannot be the stem of a file ptdp opens or writes (a machine
+// profile <name>.json, a sweep's results/<name>.json), "" when it can: 1 to
+// kMaxFileName characters of A-Z a-z 0-9 . _ -, not starting with '.'.
+std::string file_name_problem(const std::string& name);
+inline constexpr std::size_t kMaxFileName = 100;
 // Parses a JSON file; ConfigRefused naming `what` when it cannot be read or parsed.
 nlohmann::json parse_json_file(const std::filesystem::path& file, const std::string& what);
 
@@ -73,7 +79,11 @@ nlohmann::json to_json(const OptimizerConfig& o);
 nlohmann::json to_json(const Config& c);
 
 // Every rule checkable without running. world_size > 0 also checks t·p·d against it.
+// The machine is checked when read (machine_from_json), not here.
 ConfigErrors validate(const Config& c, int world_size = 0);
+// A machine profile's rules: rates and bandwidths positive and finite,
+// efficiencies in (0, 1], latencies >= 0, sizes bounded; fields named from `path`.
+ConfigErrors validate(const Machine& m, const std::string& path);
 
 // The folder of machine profiles: $PTDP_MACHINES, else <source>/sweeps/machines.
 std::filesystem::path default_machines_dir();

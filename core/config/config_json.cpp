@@ -1,10 +1,11 @@
 // Config files in and out: {"model": {...}, "plan": {...}, "machine": "name" | {...},
 // "optimizer": {...}}. Readers collect every error and throw ConfigRefused once.
-#include <fstream>
-#include <sstream>
+#include <cstdlib>
 
+#include "core/config/bounds.h"
 #include "core/config/config.h"
 #include "core/config/json_fields.h"
+#include "core/config/json_read.h"
 
 namespace ptdp {
 
@@ -73,12 +74,10 @@ void read_optimizer(JsonFields& top, OptimizerConfig& o, ConfigErrors& errors) {
 }  // namespace
 
 json parse_json_file(const std::filesystem::path& file, const std::string& what) {
-  std::ifstream in(file);
-  if (!in) throw ConfigRefused({{what, "cannot open " + file.string()}});
   try {
-    return json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw ConfigRefused({{what, file.string() + " is not valid JSON: " + e.what()}});
+    return read_json_file(file);
+  } catch (const JsonRefused& e) {
+    throw ConfigRefused({{what, e.what(), ConfigErrorKind::type}});
   }
 }
 
@@ -105,11 +104,14 @@ std::string to_string(Precision p) {
 }
 
 Machine load_machine(const std::string& name, const std::filesystem::path& machines_dir) {
+  if (const std::string why = file_name_problem(name); !why.empty())
+    throw ConfigRefused({{"machine", "machine name " + why, ConfigErrorKind::type}});
   const auto file = machines_dir / (name + ".json");
-  if (!std::filesystem::exists(file)) {
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) {
     std::string known;
-    if (std::filesystem::is_directory(machines_dir))
-      for (const auto& e : std::filesystem::directory_iterator(machines_dir))
+    if (std::filesystem::is_directory(machines_dir, ec))
+      for (const auto& e : std::filesystem::directory_iterator(machines_dir, ec))
         if (e.path().extension() == ".json") known += " " + e.path().stem().string();
     throw ConfigRefused({{"machine", "machine \"" + name + "\" is not known; known machines:" +
                                          (known.empty() ? " (none in " + machines_dir.string() + ")" : known)}});
@@ -145,7 +147,7 @@ Config config_from_json(const json& j, const std::filesystem::path& machines_dir
   }
   top.reject_unknown();
   if (!errors.empty()) throw ConfigRefused(std::move(errors));
-  if (c.model.ffn_hidden == 0) c.model.ffn_hidden = c.model.ffn();
+  if (c.model.ffn_hidden == 0 && c.model.hidden <= kMaxSize) c.model.ffn_hidden = c.model.ffn();  // else refused by validate()
   return c;
 }
 

@@ -1,7 +1,7 @@
 // Strict field reader: types, ranges, missing and unknown keys, all reported.
 #include "core/config/json_fields.h"
 
-#include <limits>
+#include "core/config/json_read.h"
 
 namespace ptdp {
 
@@ -30,40 +30,7 @@ const json* JsonFields::find(const char* key, bool required) {
 
 namespace {
 
-// Converts one JSON value; returns an empty string on success, else what it must be.
-std::string convert(const json& v, int& out) {
-  if (!v.is_number_integer()) return "must be an integer";
-  const auto x = v.get<std::int64_t>();
-  if (x < std::numeric_limits<int>::min() || x > std::numeric_limits<int>::max())
-    return "is out of range for a 32-bit integer";
-  out = static_cast<int>(x);
-  return "";
-}
-std::string convert(const json& v, std::int64_t& out) {
-  if (!v.is_number_integer()) return "must be an integer";
-  out = v.get<std::int64_t>();
-  return "";
-}
-std::string convert(const json& v, std::uint64_t& out) {
-  if (!v.is_number_unsigned()) return "must be a non-negative integer";
-  out = v.get<std::uint64_t>();
-  return "";
-}
-std::string convert(const json& v, double& out) {
-  if (!v.is_number()) return "must be a number";
-  out = v.get<double>();
-  return "";
-}
-std::string convert(const json& v, bool& out) {
-  if (!v.is_boolean()) return "must be true or false";
-  out = v.get<bool>();
-  return "";
-}
-std::string convert(const json& v, std::string& out) {
-  if (!v.is_string()) return "must be a string";
-  out = v.get<std::string>();
-  return "";
-}
+std::string convert(const json& v, auto& out) { return json_convert(v, out); }
 template <class V>
 std::string convert(const json& v, std::map<std::string, V>& out) {
   if (!v.is_object()) return "must be an object";
@@ -86,7 +53,7 @@ bool JsonFields::read(const char* key, T& out, bool required) {
   if (v == nullptr) return !required;
   auto why = convert(*v, out);
   if (why.empty()) return true;
-  error(field(key), field(key) + " " + why + " (got " + v->dump() + ")", ConfigErrorKind::type);
+  error(field(key), field(key) + " " + why + " (got " + json_excerpt(*v) + ")", ConfigErrorKind::type);
   return false;
 }
 

@@ -1,6 +1,10 @@
 // Machine profiles in and out of JSON, strictly (unknown keys are errors).
+#include <algorithm>
+#include <cctype>
+
 #include "core/config/config.h"
 #include "core/config/json_fields.h"
+#include "core/config/json_read.h"
 
 namespace ptdp {
 
@@ -55,6 +59,16 @@ double Machine::peak_for(const std::string& precision) const {
   return it == peak_tflops.end() ? 0.0 : it->second;
 }
 
+std::string file_name_problem(const std::string& name) {
+  const bool safe = !name.empty() && name.size() <= kMaxFileName && name.front() != '.' &&
+                    std::all_of(name.begin(), name.end(), [](char c) {
+                      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+                    });
+  return safe ? "" : "must be a file name of letters, digits, '_', '-' and '.', not starting with '.', 1 to " +
+                         std::to_string(kMaxFileName) + " characters (got " + std::to_string(name.size()) + ": " +
+                         json_excerpt(name) + ")";
+}
+
 Machine machine_from_json(const json& j, const std::string& where) {
   ConfigErrors errors;
   Machine m;
@@ -72,6 +86,7 @@ Machine machine_from_json(const json& j, const std::string& where) {
   read_efficiency(f, m.efficiency, errors);
   f.optional("sources", m.sources);
   f.reject_unknown();
+  if (errors.empty()) errors = validate(m, where);
   if (!errors.empty()) throw ConfigRefused(std::move(errors));
   return m;
 }

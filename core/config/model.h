@@ -2,6 +2,8 @@
 #pragma once
 #include <cstdint>
 
+#include "core/config/bounds.h"
+
 namespace ptdp {
 
 struct Model {
@@ -16,12 +18,17 @@ struct Model {
   int vocab_pad_to = 128;  // the embedding and LM head hold V rounded up to a multiple of this
                            // (Megatron's make-vocab-size-divisible-by); 1: no padding
 
-  int ffn() const { return ffn_hidden > 0 ? ffn_hidden : 4 * hidden; }
+  // 4·h computed in 64 bits: validate() bounds h, but this is also asked of configs it refuses.
+  int ffn() const { return ffn_hidden > 0 ? ffn_hidden : clamp_int(4 * std::int64_t{hidden}); }
   int head_dim() const { return heads > 0 ? hidden / heads : 0; }
   // V rounded up to a multiple of vocab_pad_to: the rows of the word embedding and
   // the logits' columns. The padded rows are real weights but never targets.
   // FLOP formulas keep the paper's V.
-  int padded_vocab() const { return vocab_pad_to > 1 ? (vocab + vocab_pad_to - 1) / vocab_pad_to * vocab_pad_to : vocab; }
+  int padded_vocab() const {
+    if (vocab_pad_to <= 1) return vocab;
+    const std::int64_t pad = vocab_pad_to;
+    return clamp_int((vocab + pad - 1) / pad * pad);
+  }
 };
 
 }  // namespace ptdp

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/config/bounds.h"
+
 namespace ptdp {
 
 enum class Recompute { none, selective, full };
@@ -30,9 +32,13 @@ struct Plan {
   bool deterministic = false;              // GPU: bitwise-repeatable runs (no floating-point atomics in
                                            // reductions, cuDNN's deterministic attention backward)
 
-  int world_size() const { return tp * pp * dp; }
+  // Products in 64 bits, limited to int: validate() bounds t·p·d, but these are also asked of configs it refuses.
+  int world_size() const { return clamp_int(std::int64_t{tp} * pp * dp); }
   // m: micro-batches per pipeline per iteration, B / (b·d).
-  int micro_batches() const { return micro_batch * dp > 0 ? global_batch / (micro_batch * dp) : 0; }
+  int micro_batches() const {
+    const std::int64_t bd = std::int64_t{micro_batch} * dp;
+    return bd > 0 ? clamp_int(global_batch / bd) : 0;
+  }
 };
 
 std::string to_string(Recompute r);

@@ -1,7 +1,10 @@
 // validate(): every rule checkable before anything launches, each broken one
 // reported with its field and the rule in words.
+#include <cmath>
+#include <cstdio>
 #include <string>
 
+#include "core/config/bounds.h"
 #include "core/config/config.h"
 #include "core/schedule/registry.h"
 
@@ -16,6 +19,23 @@ class Rules {
   void positive(const std::string& field, long long value) {
     if (value <= 0) fail(field, field + "=" + std::to_string(value) + " must be positive");
   }
+  // A size or count: positive and at most kMaxSize.
+  void size(const std::string& field, long long value) {
+    positive(field, value);
+    at_most(field, value, kMaxSize);
+  }
+  void at_most(const std::string& field, long long value, long long bound, const std::string& unit = "") {
+    if (value > bound)
+      fail(field, field + "=" + (value == INT64_MAX ? "more than 2^63" : std::to_string(value)) + unit +
+                      " must be at most " + std::to_string(bound));
+  }
+  // x in the interval from lo to hi, each end open or closed, and finite; the message states the interval.
+  void in_range(const std::string& field, double x, double lo, bool lo_open, double hi, bool hi_open) {
+    const bool above = lo_open ? x > lo : x >= lo, below = hi_open ? x < hi : x <= hi;
+    if (!(std::isfinite(x) && above && below))
+      fail(field, field + "=" + text(x) + " must be in " + (lo_open ? "(" : "[") + text(lo) + ", " + text(hi) +
+                      (hi_open ? ")" : "]"));
+  }
   // `divisor_field`=divisor must divide `field`=value.
   void divides(const std::string& divisor_field, long long divisor, const std::string& field,
                long long value) {
@@ -26,27 +46,53 @@ class Rules {
   void fail(const std::string& field, const std::string& message) { errors_.push_back({field, message}); }
 
  private:
+  static std::string text(double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", x);
+    return buf;
+  }
+
   ConfigErrors& errors_;
 };
 
 void check_model(const Model& m, Rules& r) {
-  r.positive("model.layers", m.layers);
-  r.positive("model.hidden", m.hidden);
-  r.positive("model.heads", m.heads);
-  r.positive("model.seq_len", m.seq_len);
-  r.positive("model.vocab", m.vocab);
+  r.size("model.layers", m.layers);
+  r.size("model.hidden", m.hidden);
+  r.size("model.heads", m.heads);
+  r.size("model.seq_len", m.seq_len);
+  r.size("model.vocab", m.vocab);
   if (m.ffn_hidden < 0) r.fail("model.ffn_hidden", "model.ffn_hidden must be positive (or 0 for 4·hidden)");
+  r.at_most("model.ffn_hidden", m.ffn_hidden, kMaxSize);
+  r.at_most("model.vocab_pad_to", m.vocab_pad_to, kMaxSize);
   r.divides("model.heads", m.heads, "model.hidden", m.hidden);
-  if (!(m.dropout >= 0 && m.dropout < 1)) r.fail("model.dropout", "model.dropout must be in [0, 1)");
+  r.in_range("model.dropout", m.dropout, 0, false, 1, true);
 }
 
 void check_plan_sizes(const Plan& p, Rules& r) {
-  r.positive("plan.tp", p.tp);
-  r.positive("plan.pp", p.pp);
-  r.positive("plan.dp", p.dp);
-  r.positive("plan.virtual_stages", p.virtual_stages);
-  r.positive("plan.micro_batch", p.micro_batch);
-  r.positive("plan.global_batch", p.global_batch);
+  r.size("plan.tp", p.tp);
+  r.size("plan.pp", p.pp);
+  r.size("plan.dp", p.dp);
+  r.size("plan.virtual_stages", p.virtual_stages);
+  r.size("plan.micro_batch", p.micro_batch);
+  r.size("plan.global_batch", p.global_batch);
+}
+
+// Products of sizes, in 64 bits: the ranks, and the elements of the largest
+// tensors (an activation (b, s, h) or (b, s, f), the scores (b, a, s, s), the
+// weights (h, f) and (V, h)).
+void check_products(const Model& m, const Plan& p, Rules& r) {
+  const auto product = [](std::initializer_list<std::int64_t> f) {
+    for (const auto x : f)
+      if (x <= 0) return std::int64_t{0};  // already refused as a size
+    return saturating_product(f);
+  };
+  r.at_most("plan.tp·plan.pp·plan.dp", product({p.tp, p.pp, p.dp}), kMaxRanks, " ranks");
+  const std::int64_t b = p.micro_batch, s = m.seq_len, h = m.hidden, f = m.ffn(), a = m.heads, v = m.padded_vocab();
+  r.at_most("plan.micro_batch·model.seq_len·model.hidden", product({b, s, h}), kMaxElements, " elements");
+  r.at_most("plan.micro_batch·model.seq_len·model.ffn_hidden", product({b, s, f}), kMaxElements, " elements");
+  r.at_most("plan.micro_batch·model.heads·model.seq_len²", product({b, a, s, s}), kMaxElements, " elements");
+  r.at_most("model.hidden·model.ffn_hidden", product({h, f}), kMaxElements, " elements");
+  r.at_most("model.vocab·model.hidden", product({v, h}), kMaxElements, " elements");
 }
 
 // The padded vocabulary (model.vocab rounded up to model.vocab_pad_to) splits over t.
@@ -98,18 +144,33 @@ void check_schedule(const Plan& p, Rules& r) {
                                 " to be a multiple of plan.pp=" + std::to_string(p.pp));
 }
 
+// A step of lr·(update) with lr above 1 moves weights by more than their scale: nonsense, not a setting.
 void check_optimizer(const OptimizerConfig& o, Rules& r) {
-  if (!(o.lr > 0)) r.fail("optimizer.lr", "optimizer.lr must be positive");
-  if (!(o.beta1 >= 0 && o.beta1 < 1)) r.fail("optimizer.beta1", "optimizer.beta1 must be in [0, 1)");
-  if (!(o.beta2 >= 0 && o.beta2 < 1)) r.fail("optimizer.beta2", "optimizer.beta2 must be in [0, 1)");
-  if (!(o.eps > 0)) r.fail("optimizer.eps", "optimizer.eps must be positive");
-  if (!(o.weight_decay >= 0)) r.fail("optimizer.weight_decay", "optimizer.weight_decay must be >= 0");
-  if (!(o.clip_grad >= 0)) r.fail("optimizer.clip_grad", "optimizer.clip_grad must be >= 0 (0 disables)");
+  r.in_range("optimizer.lr", o.lr, 0, true, 1, false);
+  r.in_range("optimizer.beta1", o.beta1, 0, false, 1, true);
+  r.in_range("optimizer.beta2", o.beta2, 0, false, 1, true);
+  r.in_range("optimizer.eps", o.eps, 0, true, 1, false);
+  r.in_range("optimizer.weight_decay", o.weight_decay, 0, false, 1, false);
+  r.in_range("optimizer.clip_grad", o.clip_grad, 0, false, kMaxClipGrad, false);  // 0 disables
 }
 
-void check_machine(const Machine& m, Rules& r) {
-  r.positive("machine.gpus_per_node", m.gpus_per_node);
-  if (m.memory_bytes < 0) r.fail("machine.memory_bytes", "machine.memory_bytes must be >= 0");
+void check_link(const std::string& field, const Link& l, Rules& r) {
+  r.in_range(field + ".bandwidth_gbs", l.bandwidth_gbs, 0, true, kMaxRate, false);
+  r.in_range(field + ".latency_us", l.latency_us, 0, false, kMaxLatencyUs, false);
+  if (l.nics_per_node < 0) r.fail(field + ".nics_per_node", field + ".nics_per_node must be >= 0 (0: one per GPU)");
+  r.at_most(field + ".nics_per_node", l.nics_per_node, kMaxSize);
+}
+
+// Efficiencies are fractions of a datasheet rate: above 0, at most 1.
+void check_efficiency(const std::string& at, const Efficiency& e, Rules& r) {  // at: "machine.efficiency."
+  for (const auto& [name, value] : {std::pair{"gemm", e.gemm}, {"memory", e.memory}, {"flash_attention", e.flash_attention},
+                                    {"intra_node", e.intra_node}, {"inter_node", e.inter_node}})
+    r.in_range(at + name, value, 0, true, 1, false);
+  r.in_range(at + "gemm_k_half", e.gemm_k_half, 0, false, static_cast<double>(kMaxSize), false);
+  r.in_range(at + "kernel_launch_us", e.kernel_launch_us, 0, false, kMaxLatencyUs, false);
+  r.size(at + "gemm_tile_m", e.gemm_tile_m);
+  r.size(at + "gemm_tile_n", e.gemm_tile_n);
+  r.size(at + "sms", e.sms);
 }
 
 }  // namespace
@@ -119,14 +180,36 @@ ConfigErrors validate(const Config& c, int world_size) {
   Rules r(errors);
   check_model(c.model, r);
   check_plan_sizes(c.plan, r);
+  check_products(c.model, c.plan, r);
   check_splits(c.model, c.plan, r);
   check_schedule(c.plan, r);
   check_optimizer(c.optimizer, r);
-  check_machine(c.machine, r);
   if (world_size > 0 && c.plan.world_size() != world_size)
     r.fail("plan.tp·plan.pp·plan.dp",
            "plan.tp·plan.pp·plan.dp = " + std::to_string(c.plan.world_size()) +
                " does not equal the number of processes (" + std::to_string(world_size) + ")");
+  return errors;
+}
+
+// Every rate and bandwidth positive and finite (a zero one would make a time
+// infinite), efficiencies in (0, 1], latencies >= 0, sizes bounded.
+ConfigErrors validate(const Machine& m, const std::string& path) {
+  ConfigErrors errors;
+  Rules r(errors);
+  const std::string at = path + ".";
+  if (const std::string why = file_name_problem(m.name); !why.empty()) r.fail(at + "name", at + "name " + why);
+  r.size(at + "gpus_per_node", m.gpus_per_node);
+  if (m.memory_bytes < 0) r.fail(at + "memory_bytes", at + "memory_bytes must be >= 0 (0: not checked)");
+  r.at_most(at + "memory_bytes", m.memory_bytes, kMaxMemoryBytes);
+  if (m.memory_reserved_bytes < 0 || (m.memory_bytes > 0 && m.memory_reserved_bytes >= m.memory_bytes))
+    r.fail(at + "memory_reserved_bytes", at + "memory_reserved_bytes=" + std::to_string(m.memory_reserved_bytes) +
+                                             " must be >= 0 and below " + at + "memory_bytes");
+  r.in_range(at + "memory_bandwidth_gbs", m.memory_bandwidth_gbs, 0, true, kMaxRate, false);
+  if (m.peak_tflops.empty()) r.fail(at + "peak_tflops", at + "peak_tflops must give at least one precision's peak");
+  for (const auto& [precision, peak] : m.peak_tflops) r.in_range(at + "peak_tflops." + precision, peak, 0, true, kMaxRate, false);
+  check_link(at + "intra_node", m.intra_node, r);
+  check_link(at + "inter_node", m.inter_node, r);
+  check_efficiency(at + "efficiency.", m.efficiency, r);
   return errors;
 }
 

@@ -4,12 +4,11 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <initializer_list>
-#include <sstream>
 #include <stdexcept>
 #include <utility>
 
+#include "core/config/json_read.h"
 #include "core/metrics/result_io.h"
 
 namespace ptdp {
@@ -104,56 +103,47 @@ std::string plan_summary(const json& plan) {
          text_of(plan, "micro_batch") + " v" + text_of(plan, "virtual_stages") + " " + text_of(plan, "schedule");
 }
 
-ResultMode mode_of(const json& j, const std::string& where) {
-  const json* m = at_path(j, {"mode"});
-  if (m == nullptr || !m->is_string()) throw std::runtime_error(where + "\"mode\" is missing or not a string");
-  if (const auto mode = parse_result_mode(m->get<std::string>())) return *mode;
-  throw std::runtime_error(where + "\"mode\" is not measured, projected or slice (got " + m->dump() + ")");
+ResultMode mode_of(const JsonAt& j) {
+  const JsonAt m = j.at("mode");
+  if (const auto mode = parse_result_mode(m.get<std::string>())) return *mode;
+  m.refuse("must be measured, projected or slice (got " + json_excerpt(m.value()) + ")");
 }
 
-CompareEntry single_entry(const json& doc, const std::string& file) {
-  for (const char* key : {"model", "plan"})
-    if (!doc.contains(key) || !doc[key].is_object())
-      throw std::runtime_error(file + ": result has no \"" + key + "\" object");
-  const json* machine = at_path(doc, {"machine", "name"});
-  const std::string machine_name = machine != nullptr ? machine->dump() : doc.value("machine", json()).dump();
+CompareEntry single_entry(const JsonAt& doc) {
+  const json& model = doc.at("model").object().value();
+  const json& plan = doc.at("plan").object().value();
+  const json* machine = at_path(doc.value(), {"machine", "name"});
+  const std::string machine_name = machine != nullptr ? machine->dump() : doc.value().value("machine", json()).dump();
   CompareEntry e;
-  e.mode = mode_of(doc, file + ": ");
-  e.identity = "result " + doc["model"].dump() + " " + doc["plan"].dump() + " " + machine_name;
-  e.label = plan_summary(doc["plan"]);
-  e.result = doc;
+  e.mode = mode_of(doc);
+  e.identity = "result " + model.dump() + " " + plan.dump() + " " + machine_name;
+  e.label = plan_summary(plan);
+  e.result = doc.value();
   return e;
 }
 
-CompareEntry point_entry(const json& point, const std::string& sweep_name, const std::string& where) {
+CompareEntry point_entry(const JsonAt& point, const std::string& sweep_name) {
   CompareEntry e;
-  const bool has_result = point.contains("result") && !point["result"].is_null();
-  e.mode = point.contains("mode") || !has_result ? mode_of(point, where) : mode_of(point["result"], where + "result: ");
-  e.status = point.value("status", "ok");
-  const json* reason = at_path(point, {"reason"});
-  if (reason != nullptr && reason->is_string()) e.reason = reason->get<std::string>();
-  e.identity = "sweep " + sweep_name + " " + point.value("overrides", json::object()).dump();
-  const std::string label = point.value("label", "");
-  const std::string series = point.value("series", "");
-  e.label = sweep_name + ":" + (label.empty() ? "point " + point.value("index", json()).dump() : label) +
+  const auto result = point.find("result");
+  e.mode = point.find("mode") || !result ? mode_of(point) : mode_of(result->object());
+  e.status = point.get<std::string>("status", "ok");
+  e.reason = point.get<std::string>("reason", "");
+  const auto overrides = point.find("overrides");
+  e.identity = "sweep " + sweep_name + " " + (overrides ? overrides->object().value().dump() : "{}");
+  const std::string label = point.get<std::string>("label", "");
+  const std::string series = point.get<std::string>("series", "");
+  const auto index = point.find("index");
+  e.label = sweep_name + ":" + (label.empty() ? "point " + (index ? std::to_string(index->get<int>()) : "null") : label) +
             (series.empty() ? "" : " " + series);
-  if (has_result) e.result = point["result"];
+  if (result) e.result = result->object().value();
   return e;
 }
 
-std::vector<CompareEntry> sweep_entries(const json& doc, const std::string& file) {
-  const json* points = at_path(doc, {"points"});
-  if (points == nullptr || !points->is_array()) throw std::runtime_error(file + ": \"points\" is missing or not an array");
-  const json* name = at_path(doc, {"sweep", "name"});
-  const std::string sweep_name = name != nullptr && name->is_string() ? name->get<std::string>() : "sweep";
+std::vector<CompareEntry> sweep_entries(const JsonAt& doc) {
+  const auto sweep = doc.find("sweep");
+  const std::string sweep_name = sweep ? sweep->get<std::string>("name", "sweep") : "sweep";
   std::vector<CompareEntry> out;
-  for (std::size_t i = 0; i < points->size(); ++i) {
-    const json& p = (*points)[i];
-    const std::string where = file + ": points[" + std::to_string(i) + "]: ";
-    if (!p.is_object()) throw std::runtime_error(where + "is not an object");
-    if (p.contains("result") && !p["result"].is_null() && !p["result"].is_object()) throw std::runtime_error(where + "\"result\" is not an object");
-    out.push_back(point_entry(p, sweep_name, where));
-  }
+  for (const JsonAt& p : doc.at("points").elements()) out.push_back(point_entry(p.object(), sweep_name));
   return out;
 }
 
@@ -212,27 +202,13 @@ std::vector<CompareEntry> compare_entries(const json& doc, const std::string& fi
   if (!doc.is_object()) throw std::runtime_error(file + ": not a ptdp result: not a JSON object");
   if (!doc.contains("schema")) throw std::runtime_error(file + ": not a ptdp result: no \"schema\"");
   const json& schema = doc["schema"];
-  try {
-    if (schema == kResultSchema) return {single_entry(doc, file)};
-    if (schema == kSweepResults) return sweep_entries(doc, file);
-  } catch (const json::exception& e) {  // a field of the wrong type
-    throw std::runtime_error(file + ": malformed: " + e.what());
-  }
-  throw std::runtime_error(file + ": not a ptdp result: schema " + schema.dump());
+  if (schema == kResultSchema) return {single_entry(JsonAt(doc, file))};
+  if (schema == kSweepResults) return sweep_entries(JsonAt(doc, file));
+  throw std::runtime_error(file + ": not a ptdp result: schema " + json_excerpt(schema));
 }
 
 std::vector<CompareEntry> load_compare_entries(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw std::runtime_error(file.string() + ": cannot be read");
-  std::stringstream text;
-  text << in.rdbuf();
-  json doc;
-  try {
-    doc = json::parse(text.str());
-  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number beyond a double
-    throw std::runtime_error(file.string() + ": not valid JSON: " + e.what());
-  }
-  return compare_entries(doc, file.string());
+  return compare_entries(read_json_file(file), file.string());
 }
 
 bool regresses(const CompareRow& row, double threshold_pct) {

@@ -28,9 +28,10 @@ struct CompareEntry {
 // The entries of a parsed file, sweep points without a result included (they
 // make the comparison unusable); `file` names it in errors. Throws
 // std::runtime_error ("FILE: not a ptdp result: schema \"x\"") for anything
-// but a ptdp.result/2 or ptdp.sweep-results/1 document.
+// but a ptdp.result/2 or ptdp.sweep-results/1 document, and JsonRefused
+// ("FILE: /points/3/label: must be a string (got 3)") for a field of the wrong type.
 std::vector<CompareEntry> compare_entries(const nlohmann::json& doc, const std::string& file);
-// Reads and parses `file` first ("FILE: not valid JSON: ...").
+// Reads and parses `file` first (read_json_file: "FILE: not valid JSON: ...").
 std::vector<CompareEntry> load_compare_entries(const std::filesystem::path& file);
 
 // One figure of a matched pair; delta_pct = 100·(now − base)/base, absent

@@ -90,10 +90,10 @@ struct RunResult {
   double median_iteration_s() const;
 };
 
-// The JSON of a result; the reader takes it back (throws std::runtime_error
-// naming the field; a "ptdp.result/1" file is named as the old schema).
+// The JSON of a result; the reader takes it back (throws JsonRefused naming
+// `source`, the pointer and the rule; a "ptdp.result/1" file is named as the old schema).
 nlohmann::json to_json(const RunResult& r);
-RunResult read_result(const nlohmann::json& j);
+RunResult read_result(const nlohmann::json& j, const std::string& source = "result");
 
 // Throughput figures for an iteration time: flops_per_iteration (model, eq3,
 // no_recompute, hardware), model_tflops_per_gpu, hardware_tflops_per_gpu,

@@ -1,8 +1,8 @@
-// Reading a RunResult back from its JSON: every field checked, every problem
-// named by its path ("metrics.bubble.simulated: not a number").
+// Reading a RunResult back from its JSON: every field checked, the first
+// problem refused (JsonRefused) with its pointer ("/metrics/bubble/simulated").
 #include <set>
-#include <stdexcept>
 
+#include "core/config/json_read.h"
 #include "core/metrics/result.h"
 #include "core/metrics/result_io.h"
 
@@ -12,170 +12,174 @@ namespace {
 
 using json = nlohmann::json;
 
-[[noreturn]] void refuse(const std::string& path, const std::string& why) {
-  throw std::runtime_error(path + ": " + why);
-}
-
-const json& object_at(const json& j, const char* key, const std::string& path) {
-  if (!j.contains(key) || !j[key].is_object()) refuse(path + key, "missing or not an object");
-  return j[key];
-}
-
-std::optional<double> number_or_null(const json& j, const char* key, const std::string& path) {
-  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
-  if (!j[key].is_number()) refuse(path + key, "not a number");
-  return j[key].get<double>();
+std::optional<double> number_or_null(const JsonAt& j, const char* key) {
+  const auto v = j.find(key);
+  return v ? std::optional<double>(v->get<double>()) : std::nullopt;
 }
 
 template <typename T>
-std::vector<T> array_or_null(const json& j, const char* key, const std::string& path) {
-  if (!j.contains(key) || j[key].is_null()) return {};
-  if (!j[key].is_array()) refuse(path + key, "not an array");
+std::vector<T> array_or_null(const JsonAt& j, const char* key) {
   std::vector<T> out;
-  for (const auto& v : j[key]) {
-    if (!v.is_number()) refuse(path + key, "holds a value that is not a number");
-    out.push_back(v.get<T>());
-  }
+  if (const auto v = j.find(key))
+    for (const auto& e : v->elements()) out.push_back(e.get<T>());
   return out;
 }
 
-MemoryBreakdown breakdown_of(const json& j, const std::string& path) {
-  if (!j.is_object()) refuse(path, "not an object");
+MemoryBreakdown breakdown_of(const JsonAt& j) {
+  j.object();
   MemoryBreakdown m;
   for (const auto& [key, field] : {std::pair{"params", &MemoryBreakdown::params}, {"grads", &MemoryBreakdown::grads},
                                    {"optimizer", &MemoryBreakdown::optimizer},
                                    {"activations", &MemoryBreakdown::activations}})
-    m.*field = static_cast<std::int64_t>(number_or_null(j, key, path + ".").value_or(0));
+    m.*field = j.get<std::int64_t>(key, 0);
   return m;
 }
 
-BubbleFigures bubble_of(const json& m, const std::string& path) {
-  const json& b = object_at(m, "bubble", path);
-  const std::string at = path + "bubble.";
+BubbleFigures bubble_of(const JsonAt& m) {
+  const JsonAt b = m.at("bubble").object();
   BubbleFigures out;
-  out.measured = number_or_null(b, "measured", at);
-  out.simulated = number_or_null(b, "simulated", at);
-  out.idle_share = number_or_null(b, "idle_share", at);
-  out.analytical = number_or_null(b, "analytical", at).value_or(0);
-  const json& stage = object_at(b, "per_stage", at);
-  out.measured_per_stage = array_or_null<double>(stage, "measured", at + "per_stage.");
-  out.simulated_per_stage = array_or_null<double>(stage, "simulated", at + "per_stage.");
-  out.measured_per_rank = array_or_null<double>(object_at(b, "per_rank", at), "measured", at + "per_rank.");
+  out.measured = number_or_null(b, "measured");
+  out.simulated = number_or_null(b, "simulated");
+  out.idle_share = number_or_null(b, "idle_share");
+  out.analytical = b.get<double>("analytical", 0);
+  const JsonAt stage = b.at("per_stage").object();
+  out.measured_per_stage = array_or_null<double>(stage, "measured");
+  out.simulated_per_stage = array_or_null<double>(stage, "simulated");
+  out.measured_per_rank = array_or_null<double>(b.at("per_rank").object(), "measured");
   return out;
 }
 
-MemoryFigures memory_of(const json& m, const std::string& path) {
-  const json& j = object_at(m, "memory_bytes", path);
-  const std::string at = path + "memory_bytes.";
+MemoryFigures memory_of(const JsonAt& m) {
+  const JsonAt j = m.at("memory_bytes").object();
   MemoryFigures out;
-  const std::string formula = j.value("formula", "");
-  if (formula == to_string(ActivationFormula::ptdp)) out.formula = ActivationFormula::ptdp;
-  else if (formula == to_string(ActivationFormula::korthikanti)) out.formula = ActivationFormula::korthikanti;
-  else refuse(at + "formula", "not ptdp or korthikanti");
-  if (const auto peak = number_or_null(j, "peak_measured", at)) out.peak_measured = static_cast<std::int64_t>(*peak);
-  out.available = static_cast<std::int64_t>(number_or_null(j, "available", at).value_or(0));
-  out.fits = j.value("fits", true);
-  const json& stage = object_at(j, "per_stage", at);
-  if (!stage.contains("model") || !stage["model"].is_array()) refuse(at + "per_stage.model", "missing or not an array");
-  for (std::size_t i = 0; i < stage["model"].size(); ++i)
-    out.model_per_stage.push_back(breakdown_of(stage["model"][i], at + "per_stage.model[" + std::to_string(i) + "]"));
-  out.measured_per_stage = array_or_null<std::int64_t>(stage, "measured", at + "per_stage.");
-  const json& rank = object_at(j, "per_rank", at);
-  for (const auto& [key, value] : rank.items()) {
-    if (key == "measured") out.measured_per_rank = array_or_null<std::int64_t>(rank, "measured", at + "per_rank.");
-    else out.device_per_rank[key] = array_or_null<std::int64_t>(rank, key.c_str(), at + "per_rank.");
+  const JsonAt formula = j.at("formula");
+  const std::string name = formula.get<std::string>();
+  if (name == to_string(ActivationFormula::ptdp)) out.formula = ActivationFormula::ptdp;
+  else if (name == to_string(ActivationFormula::korthikanti)) out.formula = ActivationFormula::korthikanti;
+  else formula.refuse("must be ptdp or korthikanti (got " + json_excerpt(name) + ")");
+  if (const auto peak = j.find("peak_measured")) out.peak_measured = peak->get<std::int64_t>();
+  out.available = j.get<std::int64_t>("available", 0);
+  out.fits = j.get<bool>("fits", true);
+  const JsonAt stage = j.at("per_stage").object();
+  for (const auto& e : stage.at("model").elements()) out.model_per_stage.push_back(breakdown_of(e));
+  out.measured_per_stage = array_or_null<std::int64_t>(stage, "measured");
+  for (const auto& [key, value] : j.at("per_rank").members()) {
+    if (key == "measured") out.measured_per_rank = array_or_null<std::int64_t>(j.at("per_rank"), "measured");
+    else out.device_per_rank[key] = array_or_null<std::int64_t>(j.at("per_rank"), key.c_str());
   }
   return out;
 }
 
-std::optional<Breakdown> time_breakdown_of(const json& m, const std::string& path) {
-  if (!m.contains("breakdown_s") || m["breakdown_s"].is_null()) return std::nullopt;
-  const json& b = object_at(m, "breakdown_s", path);
-  const std::string at = path + "breakdown_s.";
+std::optional<Breakdown> time_breakdown_of(const JsonAt& m) {
+  const auto b = m.find("breakdown_s");
+  if (!b) return std::nullopt;
   Breakdown out;
   for (const auto& [key, field] : {std::pair{"compute", &Breakdown::compute}, {"tp_comm", &Breakdown::tp_comm},
                                    {"pp_comm", &Breakdown::pp_comm}, {"dp_comm", &Breakdown::dp_comm},
                                    {"optimizer", &Breakdown::optimizer}, {"bubble", &Breakdown::bubble}})
-    out.*field = number_or_null(b, key, at).value_or(0);
+    out.*field = b->get<double>(key, 0);
   return out;
 }
 
-std::optional<CommunicationFigures> communication_of(const json& m, const std::string& path) {
-  if (!m.contains("communication") || m["communication"].is_null()) return std::nullopt;
-  const json& c = object_at(m, "communication", path);
-  const std::string at = path + "communication.";
+std::optional<CommunicationFigures> communication_of(const JsonAt& m) {
+  const auto c = m.find("communication");
+  if (!c) return std::nullopt;
   CommunicationFigures out;
   for (const auto& [key, field] :
        {std::pair{"tp_bytes", &CommunicationFigures::tp}, {"pp_bytes", &CommunicationFigures::pp},
         {"dp_bytes", &CommunicationFigures::dp}, {"embedding_bytes", &CommunicationFigures::embedding}})
-    out.*field = number_or_null(c, key, at).value_or(0);
+    out.*field = c->get<double>(key, 0);
   return out;
 }
 
-// The figures under "metrics" (path "metrics." or "projected.metrics.").
-void read_metrics(const json& m, const std::string& path, RunResult& r) {
-  r.iteration_s = array_or_null<double>(object_at(m, "iteration_s", path), "samples", path + "iteration_s.");
-  r.bubble = bubble_of(m, path);
-  r.memory = memory_of(m, path);
-  r.breakdown = time_breakdown_of(m, path);
-  r.communication = communication_of(m, path);
-  r.loss = array_or_null<double>(m, "loss", path);
-  r.grad_norm = array_or_null<double>(m, "grad_norm", path);
+// The figures under "metrics" (or "projected"/"metrics").
+void read_metrics(const JsonAt& m, RunResult& r) {
+  m.object();
+  r.iteration_s = array_or_null<double>(m.at("iteration_s").object(), "samples");
+  r.bubble = bubble_of(m);
+  r.memory = memory_of(m);
+  r.breakdown = time_breakdown_of(m);
+  r.communication = communication_of(m);
+  r.loss = array_or_null<double>(m, "loss");
+  r.grad_norm = array_or_null<double>(m, "grad_norm");
 }
 
-Config config_of(const json& j) {
-  json model = object_at(j, "model", "");
+// "plan.tp" -> "/plan/tp": a config reader's field as a pointer into the result.
+std::string pointer_of(const std::string& field) {
+  std::string out = "/" + field;
+  for (auto& c : out) c = c == '.' ? '/' : c;
+  return out;
+}
+
+Config config_of(const JsonAt& j) {
+  json model = j.at("model").object().value();
   model.erase("vocab_padded");
-  const json sections = {{"model", model}, {"plan", object_at(j, "plan", "")}, {"machine", object_at(j, "machine", "")},
-                         {"optimizer", object_at(j, "optimizer", "")}};
+  const json sections = {{"model", model}, {"plan", j.at("plan").object().value()},
+                         {"machine", j.at("machine").object().value()}, {"optimizer", j.at("optimizer").object().value()}};
+  ConfigErrors errors;
+  Config c;
   try {
-    return config_from_json(sections, default_machines_dir());
+    c = config_from_json(sections, default_machines_dir());
+    errors = validate(c);
   } catch (const ConfigRefused& e) {
-    refuse(e.errors().front().field, e.errors().front().message);
+    errors = e.errors();
   }
+  if (!errors.empty()) throw JsonRefused(j.source(), pointer_of(errors.front().field), errors.front().message);
+  return c;
 }
 
 // "expected_error" and "sensitivity" of a projection (objects, or absent).
-void read_trust(const json& j, const std::string& path, RunResult& r) {
+void read_trust(const JsonAt& j, RunResult& r) {
   for (const auto& [key, field] : {std::pair{"expected_error", &RunResult::expected_error},
                                    {"sensitivity", &RunResult::sensitivity}})
-    if (j.contains(key)) r.*field = object_at(j, key, path);
+    if (const auto v = j.find(key)) r.*field = v->object().value();
+}
+
+// "projected": {"metrics", "projection", "expected_error", "sensitivity"}, or {"error"}.
+void read_projected(const JsonAt& p, RunResult& r) {
+  p.object();
+  const auto metrics = p.find("metrics");
+  if (!metrics) {
+    r.projected_error = p.get<std::string>("error", "");
+    return;
+  }
+  auto out = std::make_shared<RunResult>();
+  out->config = r.config;
+  if (const auto v = p.find("projection")) out->provenance = v->object().value();
+  read_metrics(*metrics, *out);
+  read_trust(p, *out);
+  r.projected = std::move(out);
 }
 
 }  // namespace
 
-RunResult read_result(const json& j) {
-  if (!j.is_object()) refuse("result", "not a JSON object");
-  const json schema = j.value("schema", json());
-  if (schema == "ptdp.result/1")
-    refuse("schema", "\"ptdp.result/1\" is the old schema; rerun, or see docs/results-format.md (migration)");
-  if (schema != kResultSchema) refuse("schema", "not \"" + std::string(kResultSchema) + "\" (got " + schema.dump() + ")");
+RunResult read_result(const json& doc, const std::string& source) {
+  const JsonAt j(doc, source);
+  j.object();
+  const auto schema = j.find("schema");
+  if (!schema) j.refuse("has no \"schema\"");
+  const std::string name = schema->get<std::string>();
+  if (name == "ptdp.result/1")
+    schema->refuse("\"ptdp.result/1\" is the old schema; rerun, or see docs/results-format.md (migration)");
+  if (name != kResultSchema) schema->refuse("must be \"" + std::string(kResultSchema) + "\" (got " + json_excerpt(name) + ")");
   RunResult r;
-  r.system = j.value("system", "ptdp");
-  const auto mode = parse_result_mode(j.value("mode", ""));
-  if (!mode) refuse("mode", "not one of measured, projected, slice");
-  r.mode = *mode;
+  r.system = j.get<std::string>("system", "ptdp");
+  const JsonAt mode = j.at("mode");
+  const auto parsed = parse_result_mode(mode.get<std::string>());
+  if (!parsed) mode.refuse("must be one of measured, projected, slice (got " + json_excerpt(mode.value()) + ")");
+  r.mode = *parsed;
   r.config = config_of(j);
-  r.vocab_padded = j["model"].value("vocab_padded", std::int64_t{0});
-  r.software = j.value("software", json::object());
+  r.vocab_padded = j.at("model").get<std::int64_t>("vocab_padded", 0);
+  if (const auto v = j.find("software")) r.software = v->object().value();
   const char* provenance = r.mode == ResultMode::measured ? "run" : "projection";
-  r.provenance = j.value(provenance, json::object());
-  read_metrics(object_at(j, "metrics", ""), "metrics.", r);
-  read_trust(j, "", r);
-  if (j.contains("projected") && j["projected"].contains("metrics")) {
-    auto p = std::make_shared<RunResult>();
-    p->config = r.config;
-    p->provenance = j["projected"].value("projection", json::object());
-    read_metrics(j["projected"]["metrics"], "projected.metrics.", *p);
-    read_trust(j["projected"], "projected.", *p);
-    r.projected = std::move(p);
-  } else if (j.contains("projected")) {
-    r.projected_error = j["projected"].value("error", "");
-  }
+  if (const auto v = j.find(provenance)) r.provenance = v->object().value();
+  read_metrics(j.at("metrics"), r);
+  read_trust(j, r);
+  if (const auto p = j.find("projected")) read_projected(*p, r);
   const std::set<std::string> known = {"schema",    "system",   "mode",    "model",     "plan",
                                        "machine",   "optimizer", "software", "metrics", "projected", provenance,
                                        "expected_error", "sensitivity"};
-  for (const auto& [key, value] : j.items())
+  for (const auto& [key, value] : doc.items())
     if (!known.contains(key)) r.extra[key] = value;
   return r;
 }

@@ -3,12 +3,12 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <regex>
 #include <stdexcept>
 #include <utility>
+
+#include "core/config/json_read.h"
 
 namespace ptdp {
 
@@ -44,21 +44,14 @@ CollectiveRate fit(std::vector<Point> points) {
 }
 
 json read_json(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw std::runtime_error(file.string() + ": cannot be read");
   // Google Benchmark writes a statistic it cannot compute (the cv of a counter
   // that is always 0, over repetitions) as a bare NaN, which JSON has not:
   // read it as null.
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   static const std::regex non_finite(R"(:\s*-?(NaN|nan|inf|Infinity)\s*([,}\n]))");
-  try {
-    json j = json::parse(std::regex_replace(text, non_finite, ": null$2"));
-    if (!j.contains("benchmarks") || !j["benchmarks"].is_array())
-      throw std::runtime_error(file.string() + ": not Google Benchmark JSON (no \"benchmarks\" list)");
-    return j;
-  } catch (const json::parse_error& e) {
-    throw std::runtime_error(file.string() + ": not valid JSON: " + e.what());
-  }
+  json j = parse_json(std::regex_replace(read_json_text(file), non_finite, ": null$2"), file.string());
+  if (!j.is_object() || !j.contains("benchmarks") || !j["benchmarks"].is_array())
+    throw std::runtime_error(file.string() + ": not Google Benchmark JSON (no \"benchmarks\" list)");
+  return j;
 }
 
 // "attention/unfused_fused_softmax_fwd/b:2/s:64/heads:4/d:32/..." -> the value of "key:".
@@ -134,18 +127,20 @@ void add_samples(const FastestRuns& lone, Calibration& c) {
   std::map<std::string, double> attention_seconds;  // "fwd", "bwd" of the unfused core
   std::string attention_name;
   for (const auto& run : lone.runs) {
-    if (run.value("error_occurred", false)) continue;
-    const std::string label = run.value("label", ""), name = run.value("name", "");
-    const double s = seconds_of(run);
+    const std::string name = run.contains("name") ? run["name"].dump() : "?";
     try {
+      if (run.value("error_occurred", false)) continue;
+      const std::string label = run.value("label", "");
+      const double s = seconds_of(run);
       if (label == "gemm") {
         c.gemms.push_back({{run.at("m").get<double>(), run.at("n").get<double>(), run.at("k").get<double>(),
                             run.value("batch", 1.0)}, s});
       } else if (label == "memory") {
         bandwidths.push_back(run.at("bytes").get<double>() / s / 1e9);
-      } else if (label == "attention" && name.rfind("attention/unfused_fused_softmax_", 0) == 0) {
-        attention_seconds[name.find("_bwd/") != std::string::npos ? "bwd" : "fwd"] = s;
-        attention_name = name;
+      } else if (const std::string bench = run.value("name", "");
+                 label == "attention" && bench.rfind("attention/unfused_fused_softmax_", 0) == 0) {
+        attention_seconds[bench.find("_bwd/") != std::string::npos ? "bwd" : "fwd"] = s;
+        attention_name = bench;
       } else if (label == "flash_attention") {
         attention.push_back(run.at("flops").get<double>() / s / 1e12);
       } else if (const auto coll = collective_from_name(label); coll && run.contains("bus_factor")) {
@@ -154,7 +149,7 @@ void add_samples(const FastestRuns& lone, Calibration& c) {
             {run.at("bytes").get<double>(), s, run.at("bus_factor").get<double>()});
       }
     } catch (const json::exception& e) {
-      throw std::runtime_error(run.value("ptdp_file", "?") + ": " + name + ": missing counter: " + e.what());
+      throw std::runtime_error(run.value("ptdp_file", "?") + ": " + name + ": missing or malformed counter: " + e.what());
     }
   }
   add_attention_gemms(attention_seconds, attention_name, c);
@@ -173,12 +168,16 @@ Calibration calibrate(const std::vector<std::filesystem::path>& files, const std
   std::map<int, FastestRuns> by_copies;  // copies of the program that ran at once -> their runs
   for (const auto& file : files) {
     const json j = read_json(file);
-    const json ctx = j.value("context", json::object());
-    c.precision = ctx.value("ptdp_precision", c.precision);
-    const int copies = std::max(1, std::atoi(ctx.value("ptdp_concurrent", "1").c_str()));
-    by_copies[copies].add(j["benchmarks"], file.string());
-    c.source += (c.source.empty() ? "" : "; ") + file.filename().string() + " (" + ctx.value("ptdp_hardware", "?") +
-                ", commit " + ctx.value("ptdp_commit", "?") + ", " + ctx.value("date", "?") + ")";
+    try {
+      const json ctx = j.value("context", json::object());
+      c.precision = ctx.value("ptdp_precision", c.precision);
+      const int copies = std::max(1, std::atoi(ctx.value("ptdp_concurrent", "1").c_str()));
+      by_copies[copies].add(j["benchmarks"], file.string());
+      c.source += (c.source.empty() ? "" : "; ") + file.filename().string() + " (" + ctx.value("ptdp_hardware", "?") +
+                  ", commit " + ctx.value("ptdp_commit", "?") + ", " + ctx.value("date", "?") + ")";
+    } catch (const json::exception& e) {  // a field of the wrong type: the file is not what a benchmark writes
+      throw std::runtime_error(file.string() + ": malformed benchmark JSON: " + e.what());
+    }
   }
   add_samples(by_copies[1], c);
   for (const auto& [copies, runs] : by_copies)

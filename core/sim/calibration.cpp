@@ -1,11 +1,12 @@
 // Calibration tables: JSON in and out, and the nearest-shape GEMM correction.
 #include "core/sim/calibration.h"
 
+#include <charconv>
 #include <cmath>
-#include <cstdlib>
-#include <fstream>
 #include <limits>
-#include <stdexcept>
+
+#include "core/config/bounds.h"
+#include "core/config/json_read.h"
 
 namespace ptdp {
 
@@ -13,63 +14,64 @@ using nlohmann::json;
 
 namespace {
 
-double number(const json& j, const char* key, const std::string& where, bool required) {
-  if (!j.contains(key)) {
-    if (required) throw std::runtime_error(where + ": field \"" + key + "\" is missing");
-    return 0;
+// Member `key` as a finite number above 0 (`positive`) or at least 0, at most
+// `hi`; 0 when absent and not required.
+double number(const JsonAt& j, const char* key, bool required, bool positive, double hi = kMaxRate) {
+  const auto v = required ? std::optional<JsonAt>(j.at(key)) : j.find(key);
+  if (!v) return 0;
+  const double x = v->get<double>();
+  if (positive ? !(x > 0) : !(x >= 0)) v->refuse(positive ? "must be positive" : "must be at least 0");
+  if (x > hi) v->refuse("must be at most " + json_excerpt(hi));
+  return x;
+}
+
+GemmSample gemm_of(const JsonAt& g) {
+  GemmSample s;
+  constexpr double kMaxDim = static_cast<double>(kMaxElements);
+  s.shape = {number(g, "m", true, true, kMaxDim), number(g, "n", true, true, kMaxDim), number(g, "k", true, true, kMaxDim),
+             g.find("batch") ? number(g, "batch", true, true, kMaxDim) : 1.0};
+  s.seconds = number(g, "seconds", true, true);
+  return s;
+}
+
+// "host_sharing": {"2": 1.3, ...}: rank counts of at least 2, written in digits.
+void read_host_sharing(const JsonAt& sharing, Calibration& c) {
+  for (const auto& [ranks, slowdown] : sharing.members()) {
+    int n = 0;
+    const auto [end, error] = std::from_chars(ranks.data(), ranks.data() + ranks.size(), n);
+    if (error != std::errc() || end != ranks.data() + ranks.size() || n < 2 || n > kMaxRanks)
+      slowdown.refuse("a rank count of at least 2 expected as the key (got \"" + ranks + "\")");
+    const double x = slowdown.get<double>();
+    if (!(x > 0)) slowdown.refuse("a positive slowdown expected");
+    c.host_sharing[n] = x;
   }
-  if (!j[key].is_number()) throw std::runtime_error(where + ": field \"" + key + "\" must be a number");
-  return j[key].get<double>();
 }
 
 }  // namespace
 
-Calibration Calibration::from_json(const json& j, const std::string& where) {
-  if (!j.is_object() || j.value("schema", "") != kCalibrationSchema)
-    throw std::runtime_error(where + ": not a calibration table (\"schema\": \"" + kCalibrationSchema + "\" expected)");
+Calibration Calibration::from_json(const json& doc, const std::string& where) {
+  const JsonAt j(doc, where);
+  if (!doc.is_object() || doc.value("schema", json()) != kCalibrationSchema)
+    j.refuse(std::string("not a calibration table (\"schema\": \"") + kCalibrationSchema + "\" expected)");
   Calibration c;
-  c.name = j.value("name", "");
-  c.machine = j.value("machine", "");
-  c.source = j.value("source", "");
-  c.precision = j.value("precision", "bf16");
-  c.memory_bandwidth_gbs = number(j, "memory_bandwidth_gbs", where, false);
-  c.flash_attention_tflops = number(j, "flash_attention_tflops", where, false);
-  const json gemms = j.value("gemms", json::array());
-  for (std::size_t i = 0; i < gemms.size(); ++i) {
-    const std::string at = where + ": gemms[" + std::to_string(i) + "]";
-    GemmSample s;
-    s.shape = {number(gemms[i], "m", at, true), number(gemms[i], "n", at, true), number(gemms[i], "k", at, true),
-               gemms[i].contains("batch") ? number(gemms[i], "batch", at, true) : 1.0};
-    s.seconds = number(gemms[i], "seconds", at, true);
-    if (s.seconds <= 0 || s.shape.flops() <= 0) throw std::runtime_error(at + ": sizes and seconds must be positive");
-    c.gemms.push_back(s);
-  }
-  const json collectives = j.value("collectives", json::object());
-  for (const auto& [key, value] : collectives.items()) {
-    const std::string at = where + ": collectives." + key;
-    c.collectives[key] = {number(value, "alpha_us", at, true), number(value, "busbw_gbs", at, true)};
-  }
-  const json sharing = j.value("host_sharing", json::object());
-  for (const auto& [ranks, slowdown] : sharing.items()) {
-    const std::string at = where + ": host_sharing." + ranks;
-    const int n = std::atoi(ranks.c_str());
-    if (n < 2 || !slowdown.is_number() || slowdown.get<double>() <= 0)
-      throw std::runtime_error(at + ": a rank count of at least 2 and a positive slowdown expected");
-    c.host_sharing[n] = slowdown.get<double>();
-  }
+  c.name = j.get<std::string>("name", "");
+  c.machine = j.get<std::string>("machine", "");
+  c.source = j.get<std::string>("source", "");
+  c.precision = j.get<std::string>("precision", "bf16");
+  c.memory_bandwidth_gbs = number(j, "memory_bandwidth_gbs", false, false);  // 0: not measured
+  c.flash_attention_tflops = number(j, "flash_attention_tflops", false, false);
+  if (const auto gemms = j.find("gemms"))
+    for (const JsonAt& g : gemms->elements()) c.gemms.push_back(gemm_of(g));
+  if (const auto collectives = j.find("collectives"))
+    for (const auto& [key, value] : collectives->members())
+      c.collectives[key] = {number(value, "alpha_us", true, false, kMaxLatencyUs),
+                             number(value, "busbw_gbs", true, true)};
+  if (const auto sharing = j.find("host_sharing")) read_host_sharing(*sharing, c);
   return c;
 }
 
 Calibration Calibration::load(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw std::runtime_error("calibration " + file.string() + " cannot be read");
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw std::runtime_error("calibration " + file.string() + " is not valid JSON: " + e.what());
-  }
-  Calibration c = from_json(j, "calibration " + file.string());
+  Calibration c = from_json(read_json_file(file), "calibration " + file.string());
   if (c.name.empty()) c.name = file.stem().string();
   return c;
 }

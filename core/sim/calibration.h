@@ -42,7 +42,7 @@ struct Calibration {
   // Empty on a GPU calibration, where each rank has its own device.
   std::map<int, double> host_sharing;
 
-  // Reads "ptdp.calibration/1" JSON; std::runtime_error naming the file and field when malformed.
+  // Reads "ptdp.calibration/1" JSON; JsonRefused (a std::runtime_error) naming the file, pointer and rule when malformed.
   static Calibration load(const std::filesystem::path& file);
   static Calibration from_json(const nlohmann::json& j, const std::string& where);
   nlohmann::json to_json() const;

@@ -6,6 +6,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "core/config/json_read.h"
+
 namespace ptdp {
 
 namespace {
@@ -21,7 +23,7 @@ std::string tp_span(int tp, int gpus_per_node) {
   return tp <= 1 ? "none" : tp <= gpus_per_node ? "within_node" : "across_nodes";
 }
 
-ErrorClass class_of(const json& j) {
+ErrorClass class_of(const JsonAt& j) {
   return {j.at("machine").get<std::string>(), j.at("pp_range").get<std::string>(), j.at("tp_span").get<std::string>()};
 }
 
@@ -49,16 +51,16 @@ json to_json(const ErrorClass& c) {
 }
 
 std::vector<ClassifiedError> read_validation_errors(const json& validation) {
-  if (!validation.contains("experiments") || !validation["experiments"].is_array())
-    throw std::runtime_error("no \"experiments\" array");
+  const JsonAt v(validation, "validation");
   std::vector<ClassifiedError> out;
-  for (const auto& e : validation["experiments"]) {
-    if (!kThroughputMetrics.contains(e.value("metric", ""))) continue;
-    for (const auto& p : e.value("points", json::array())) {
-      if (!p.contains("class"))
-        throw std::runtime_error("points carry no \"class\" (written before expected errors; rerun ptdp validate)");
-      out.push_back({class_of(p["class"]), p.at("error").get<double>()});
-    }
+  for (const JsonAt& e : v.at("experiments").elements()) {
+    if (!kThroughputMetrics.contains(e.get<std::string>("metric", ""))) continue;
+    if (const auto points = e.find("points"))
+      for (const JsonAt& p : points->elements()) {
+        if (!p.object().find("class"))
+          p.refuse("carries no \"class\" (written before expected errors; rerun ptdp validate)");
+        out.push_back({class_of(p.at("class")), p.at("error").get<double>()});
+      }
   }
   return out;
 }

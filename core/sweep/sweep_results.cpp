@@ -3,8 +3,8 @@
 
 #include <chrono>
 #include <ctime>
-#include <fstream>
 
+#include "core/config/json_read.h"
 #include "core/metrics/result_io.h"
 
 namespace ptdp {
@@ -97,25 +97,24 @@ json point_record(const Sweep& sweep, const SweepPoint& point, const PointRun& r
 SweepResults::SweepResults(const std::filesystem::path& file, const Sweep& sweep) : file_(file) {
   doc_ = {{"schema", kSweepResultsSchema}, {"sweep", header(sweep)}, {"software", software_info()},
           {"updated", utc_now()}, {"points", json::array()}};
-  if (!std::filesystem::exists(file)) return;
-  std::ifstream in(file);
-  json old;
-  try {
-    old = json::parse(in);
-  } catch (const json::parse_error&) {
-    throw std::runtime_error(file.string() + " exists and is not valid JSON; move it away or choose another --out");
-  }
-  if (old.value("schema", "") != kSweepResultsSchema)
-    throw std::runtime_error(file.string() + " exists and is not a sweep results file");
-  if (old["sweep"].value("name", "") != sweep.name)
-    throw std::runtime_error(file.string() + " holds the results of sweep \"" + old["sweep"].value("name", "") +
-                             "\", not \"" + sweep.name + "\"");
-  doc_["points"] = old.value("points", json::array());
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec) && !std::filesystem::is_symlink(file, ec)) return;
+  const json old = read_json_file(file);
+  const JsonAt j(old, file.string());
+  if (!old.is_object() || old.value("schema", json()) != kSweepResultsSchema)
+    j.refuse("exists and is not a sweep results file (\"schema\": \"" + std::string(kSweepResultsSchema) +
+             "\"); move it away or choose another --out");
+  const std::string name = j.at("sweep").at("name").get<std::string>();
+  if (name != sweep.name)
+    j.refuse("holds the results of sweep \"" + name + "\", not \"" + sweep.name + "\"");
+  // finished() matches on each record's key: every record must carry one.
+  for (const JsonAt& p : j.at("points").elements()) p.at("key").get<std::string>();
+  doc_["points"] = old["points"];
 }
 
 bool SweepResults::finished(const std::string& key) const {
   for (const auto& p : doc_["points"])
-    if (p.value("key", "") == key) return true;
+    if (p["key"] == key) return true;
   return false;
 }
 

@@ -40,8 +40,9 @@ nlohmann::json point_record(const Sweep& sweep, const SweepPoint& point, const P
 
 class SweepResults {
  public:
-  // Reads `file` when it exists (a rerun resumes it); throws std::runtime_error
-  // when it belongs to another sweep or is not a results file.
+  // Reads `file` when it exists (a rerun resumes it); throws JsonRefused (a
+  // std::runtime_error) when it belongs to another sweep, is not a results
+  // file, or a record lacks its string "key".
   SweepResults(const std::filesystem::path& file, const Sweep& sweep);
 
   bool finished(const std::string& key) const;

@@ -131,8 +131,8 @@ TEST(CliCompare, AFigureThatIsNotAFinitePositiveNumberIsRefused) {
   const auto b = dir.write("b.json", base.dump()), n = dir.write("inf.json", text);
   r = test::run_command(test::ptdp_cli() + " compare " + b.string() + " " + n.string(), dir);
   EXPECT_EQ(r.status, 2) << r.out << r.err;
-  EXPECT_NE(r.err.find("inf.json: not valid JSON"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("number overflow"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("inf.json: /metrics/model_tflops_per_gpu: the number 1e999 overflows a double"), std::string::npos)
+      << r.err;
 }
 
 // NaN passed CLI11's NonNegativeNumber and let a 50% regression through.

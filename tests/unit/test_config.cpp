@@ -151,7 +151,12 @@ TEST(Config, UnknownMachineListsTheKnownOnes) {
 
 TEST(Config, InlineMachineObjectIsTakenAsIs) {
   json j = tiny();
-  j["machine"] = {{"name", "mine"}, {"gpus_per_node", 4}, {"peak_tflops", {{"bf16", 100.0}}}};
+  j["machine"] = {{"name", "mine"},
+                  {"gpus_per_node", 4},
+                  {"memory_bandwidth_gbs", 1000.0},
+                  {"peak_tflops", {{"bf16", 100.0}}},
+                  {"intra_node", {{"bandwidth_gbs", 100.0}, {"latency_us", 1.0}}},
+                  {"inter_node", {{"bandwidth_gbs", 10.0}, {"latency_us", 5.0}}}};
   const Config c = config_from_json(j, machines());
   EXPECT_EQ(c.machine.name, "mine");
   EXPECT_EQ(c.machine.gpus_per_node, 4);

@@ -73,19 +73,19 @@ TEST(Result, ReaderNamesTheField) {
   };
   nlohmann::json bad = j;
   bad["metrics"]["bubble"]["simulated"] = "high";
-  EXPECT_EQ(refusal(bad), "metrics.bubble.simulated: not a number");
+  EXPECT_EQ(refusal(bad), "result: /metrics/bubble/simulated: must be a number (got \"high\")");
   bad = j;
   bad["mode"] = "guessed";
-  EXPECT_EQ(refusal(bad).rfind("mode:", 0), 0u) << refusal(bad);
+  EXPECT_EQ(refusal(bad).rfind("result: /mode: must be one of", 0), 0u) << refusal(bad);
   bad = j;
   bad["schema"] = "ptdp.result/1";
   EXPECT_NE(refusal(bad).find("old schema"), std::string::npos);
   bad = j;
   bad["plan"]["tp"] = "eight";
-  EXPECT_EQ(refusal(bad).rfind("plan.tp", 0), 0u) << refusal(bad);
+  EXPECT_EQ(refusal(bad).rfind("result: /plan/tp: plan.tp must be an integer", 0), 0u) << refusal(bad);
   bad = j;
   bad["metrics"]["memory_bytes"].erase("per_stage");
-  EXPECT_EQ(refusal(bad), "metrics.memory_bytes.per_stage: missing or not an object");
+  EXPECT_EQ(refusal(bad), "result: /metrics/memory_bytes/per_stage: is missing");
 }
 
 TEST(Result, ModesHaveOneSpelling) {

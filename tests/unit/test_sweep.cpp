@@ -104,7 +104,7 @@ TEST(Sweep, MalformedFilesAreRefusedNamingFileAndField) {
   EXPECT_TRUE(mentions(refusal(j), "mode"));
   j = base_sweep();
   j["search"] = {{"plan.tp", {1, 2}}};
-  EXPECT_TRUE(mentions(refusal(j), "search.plan.tp"));
+  EXPECT_TRUE(mentions(refusal(j), "/search/plan.tp: is not a searchable choice"));
   j = base_sweep();
   j.erase("schema");
   EXPECT_TRUE(mentions(refusal(j), "schema"));
