@@ -2,8 +2,9 @@
 // reader with the exception that reader's callers catch, and a message naming
 // the field or pointer and the rule; the files of corpus/any by every reader.
 // A file without an expected message here, or a message here without its
-// file, fails the test. The last tests run `ptdp` on the inputs of issue 16
-// and expect exit status 2.
+// file, fails the test. The last tests run `ptdp` on some inputs of issue 16
+// through each command's path (every other input's refusal is checked in the
+// library above: the commands turn those exceptions into exit status 2).
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -223,10 +224,7 @@ TEST(InputCorpus, TheProgramExitsTwoOnBadConfigsAndProfiles) {
   const test::ScratchDir dir("corpus-config");
   const std::string c = corpus().string() + "/config/";
   expect_refused(dir, "project --config " + c + "hidden_overflows_double.json", "/model/hidden: the number 1e400 overflows");
-  expect_refused(dir, "project --config " + c + "machine_name_300_chars.json", "must be 1 to 64 characters long (got 300)");
   expect_refused(dir, "train --config " + c + "lr_1e308.json", "optimizer.lr=1e+308 must be in (0, 1]");
-  expect_refused(dir, "project --config " + c + "tp_dp_65536.json", "ranks must be at most 1048576");
-  expect_refused(dir, "project --config " + c + "hidden_2_pow_30.json", "model.hidden=1073741824 must be at most 1048576");
   dir.write("deep.json", "{\"model\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
   expect_refused(dir, "project --config deep.json", "deep.json: /model/0/0/0/0/0/0");
   json cfg = test::tiny_config_json();
@@ -234,22 +232,18 @@ TEST(InputCorpus, TheProgramExitsTwoOnBadConfigsAndProfiles) {
   fs::create_directories(dir.path() / "machines" / "cpu-host.json");
   expect_refused(dir, "project --config tiny.json", "machines/cpu-host.json: is a directory, not a JSON file",
                  "PTDP_MACHINES=machines");
-  const std::string profiles = "PTDP_MACHINES=" + corpus().string() + "/machine";
-  for (const char* bad : {"efficiency_memory_zero", "intra_bandwidth_zero", "inter_latency_negative"}) {
-    cfg["machine"] = bad;
-    dir.write(std::string(bad) + ".json", cfg.dump());
-    expect_refused(dir, "project --config " + std::string(bad) + ".json", "machine(" + std::string(bad) + ").", profiles);
-  }
+  cfg["machine"] = "efficiency_memory_zero";
+  dir.write("profile.json", cfg.dump());
+  expect_refused(dir, "project --config profile.json", "machine(efficiency_memory_zero).efficiency.memory=0 must be in (0, 1]",
+                 "PTDP_MACHINES=" + corpus().string() + "/machine");
 }
 
 TEST(InputCorpus, TheProgramExitsTwoOnBadSweepsAndResumes) {
   const test::ScratchDir dir("corpus-sweep");
   const std::string s = corpus().string() + "/sweep/";
   expect_refused(dir, "sweep " + s + "name_number.json", "/name: must be a string (got 5)");
-  expect_refused(dir, "sweep " + s + "search_1e10.json", "must be in [1, 1048576] (got 10000000000)");
-  expect_refused(dir, "sweep " + s + "expect_min_string.json", "/min: must be a number (got \"high\")");
   const std::string sweep = (fs::path(PTDP_SOURCE_DIR) / "sweeps" / "cpu_microbatch.json").string();
-  for (const char* bad : {"empty_array", "no_sweep", "points_number", "key_number"}) {
+  for (const char* bad : {"empty_array", "key_number"}) {
     const std::string out = std::string(bad) + ".json";
     fs::copy_file(corpus() / "sweep_results" / out, dir.path() / out);
     expect_refused(dir, "sweep " + sweep + " --mode project --out " + out, out + ": ");
