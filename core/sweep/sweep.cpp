@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <limits>
 #include <set>
 
 namespace ptdp {
@@ -62,6 +63,21 @@ std::vector<json> expand_axes(const json& axes, Reader& r) {
     combos = std::move(next);
   }
   return combos;
+}
+
+// The points expand_axes and the loop over "points" will make of a
+// well-formed file: |points| × each axis's length (its first list: zipped
+// lists agree), saturating at INT64_MAX. A malformed axis counts as one.
+std::int64_t expanded_size(const json& j) {
+  const auto most = std::numeric_limits<std::int64_t>::max();
+  std::int64_t n = j.contains("points") && j["points"].is_array() ? static_cast<std::int64_t>(j["points"].size()) : 1;
+  if (j.contains("axes") && j["axes"].is_array())
+    for (const auto& axis : j["axes"]) {
+      if (!axis.is_object() || axis.empty() || !axis.begin()->is_array()) continue;
+      const auto length = static_cast<std::int64_t>(axis.begin()->size());
+      n = length != 0 && n > most / length ? most : n * length;
+    }
+  return n;
 }
 
 std::vector<int> int_list(const json& j, const std::string& field, Reader& r) {
@@ -179,10 +195,13 @@ std::string fill_template(const std::string& text, const json& config, int index
 }
 
 Sweep load_sweep(const std::filesystem::path& file, const std::filesystem::path& machines_dir,
-                 const json* reference) {
+                 const json* reference, std::int64_t max_points) {
   const json j = read_file(file);
   Reader r{file.string(), {}};
   if (!j.is_object()) throw SweepRefused({file.string() + ": must be a JSON object"});
+  if (const std::int64_t n = expanded_size(j); n > max_points)
+    throw SweepRefused({file.string() + ": expands to " + std::to_string(n) + " points (points × axes), more than "
+                        "--max-points=" + std::to_string(max_points) + "; split the sweep or raise --max-points"});
   for (const auto& [key, value] : j.items())
     if (!kKeys.count(key)) r.fail(key, "is not a known field");
   if (j.value("schema", "") != kSweepSchema) r.fail("schema", std::string("must be \"") + kSweepSchema + "\"");
