@@ -1,6 +1,7 @@
-// A child process of the sweep runner: started with its own process group and
-// its output in a log file, polled without blocking, killed with its whole
-// group (mpirun and its ranks) on timeout.
+// A child process of the sweep runner: started in a session of its own with
+// its output in a log file, polled without blocking, and ended with everything
+// it started (mpirun and its ranks) on timeout, on interrupt, or when the
+// runner itself dies.
 #pragma once
 #include <sys/types.h>
 
@@ -13,15 +14,21 @@ namespace ptdp::cli {
 
 class ChildProcess {
  public:
-  // Starts argv[0] (searched in PATH) with stdout and stderr to `log`.
+  // Starts argv[0] (searched in PATH) with stdout and stderr to `log`, as the
+  // leader of a new session. It gets SIGTERM should this process die first
+  // (SIGKILL included), which ends a point and makes mpirun end its ranks.
   ChildProcess(const std::vector<std::string>& argv, const std::filesystem::path& log);
-  ~ChildProcess();
+  ~ChildProcess();  // stop() unless it ended
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
 
   // True once the child ended; `exit_code` is its status, or 128 + signal.
   bool poll(int& exit_code);
-  void kill_group();
+  // Ends the child and its session: SIGTERM to its process group (mpirun
+  // passes it to its ranks and exits), up to `grace` to end, then SIGKILL to
+  // every process left in the session (Open MPI puts each rank in a process
+  // group of its own, so a group kill alone would leave them behind).
+  void stop(std::chrono::milliseconds grace = std::chrono::milliseconds(3000));
   double seconds() const;
 
  private:

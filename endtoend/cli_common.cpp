@@ -6,6 +6,7 @@
 
 #include "core/metrics/output_files.h"
 #include "core/runtime/backend.h"
+#include "core/sim/plan_limits.h"
 
 namespace ptdp::cli {
 
@@ -43,6 +44,7 @@ ConfigErrors check_runnable(Device device, const Config& cfg) {
                                   "dropout"});
   if (cfg.plan.distributed_optimizer)
     e.push_back({"plan.distributed_optimizer", "plan.distributed_optimizer=true is modelled by `ptdp project` only"});
+  for (auto& err : check_work_limits(cfg.model, cfg.plan)) e.push_back(std::move(err));
   const std::int64_t head_dim = cfg.model.heads > 0 ? cfg.model.hidden / cfg.model.heads : 0;
   if (const std::string why = attention_unavailable(device, cfg.plan.attention, head_dim); !why.empty())
     e.push_back({"plan.attention", why});

@@ -19,7 +19,8 @@ ConfigErrors load_checked_config(const std::string& file, int world_size, Config
 
 // What the runtime needs of a config to run it on `device` (train, slice): the
 // device is usable, the precision is the device's, the attention path exists,
-// and no feature only the projector models is asked for.
+// no feature only the projector models is asked for, and the plan is within
+// ptdp's work limits (core/sim/plan_limits.h).
 ConfigErrors check_runnable(Device device, const Config& cfg);
 
 // An output option and its path ({"--out", "r.json"}); an empty path is not asked for.

@@ -1,6 +1,7 @@
 // The subcommands of `ptdp`, each registered on the CLI11 app and run by main.
 // Exit status: 0 success, 1 a failure while running, 2 input refused,
-// 4 `ptdp train` ran out of device memory (the sweep runner records "oom").
+// 4 out of memory: `ptdp train` (device or host) or a sweep point (the sweep
+// runner records "oom" from this status alone).
 #pragma once
 #include <functional>
 

@@ -1,6 +1,7 @@
 // ptdp: benchmark and scaling-study suite for 3D-parallel GPT training.
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -11,11 +12,16 @@ namespace {
 
 // Runs a parsed command. An exception no command handled (a bug, or input no
 // reader checked) ends it with exit 1 and one clear line, never std::terminate;
-// the unwinding removes any staged output (OutputFiles), so no partial file is left.
+// std::bad_alloc with the out-of-memory status 4, by which the sweep runner
+// records a point as "oom". The unwinding removes any staged output
+// (OutputFiles), so no partial file is left.
 int run_guarded(const ptdp::cli::Command& c) {
   const std::string name = c.sub->get_name();
   try {
     return c.run();
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "ptdp %s: out of host memory (std::bad_alloc)\n", name.c_str());
+    return ptdp::cli::kExitOutOfMemory;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ptdp %s: failed: %s\n", name.c_str(), e.what());
   } catch (...) {
@@ -29,7 +35,7 @@ int run_guarded(const ptdp::cli::Command& c) {
 int main(int argc, char** argv) {
   CLI::App app{"ptdp: 3D-parallel (tensor, pipeline, data) GPT training benchmarks and projections.\n"
                "Reproduces Narayanan et al., SC'21 (Megatron-LM). Exit status: 0 success, "
-               "1 failure while running, 2 input refused."};
+               "1 failure while running, 2 input refused, 4 out of memory."};
   app.set_version_flag("--version", std::string("ptdp ") + ptdp::build_commit());
   app.require_subcommand(1);
   const std::vector<ptdp::cli::Command> commands = {ptdp::cli::add_train_command(app),

@@ -6,6 +6,7 @@
 
 #include "core/metrics/result.h"
 #include "core/metrics/output_files.h"
+#include "core/sim/plan_limits.h"
 #include "core/sim/search.h"
 #include "endtoend/cli_common.h"
 #include "endtoend/commands.h"
@@ -82,6 +83,7 @@ int run(const ProjectArgs& args) {
   bool read = false;
   ConfigErrors errors = load_checked_config(args.config, 0, cfg, read);
   if (read && errors.empty()) errors = check_projectable(cfg);
+  if (read && errors.empty()) errors = check_work_limits(cfg.model, cfg.plan);
   for (auto& e : check_outputs({{"--trace", args.trace}, {"--out", args.out}})) errors.push_back(std::move(e));
   if (!errors.empty()) {
     print_refused("project", errors);

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <thread>
 
@@ -19,15 +20,19 @@ namespace {
 struct PointArgs {
   std::string file, out;
   int point = 0, delay_ms = 0;
-  bool crash = false, throws = false;
+  std::int64_t max_points = kDefaultMaxSweepPoints;
+  bool crash = false, throws = false, bad_alloc = false;
 };
 
+// std::bad_alloc ends it with the out-of-memory status (main's last handler),
+// which is all the runner reads.
 int run_point(const PointArgs& a) {
   if (a.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(a.delay_ms));
   if (a.crash) std::abort();  // testing aid: a point whose process dies
   if (a.throws) throw std::logic_error("injected exception (--throw)");  // testing aid: main's last handler
+  if (a.bad_alloc) throw std::bad_alloc();  // testing aid: a point out of host memory
   const nlohmann::json reference = load_reference_experiments();
-  const Sweep sweep = load_sweep(a.file, default_machines_dir(), &reference);
+  const Sweep sweep = load_sweep(a.file, default_machines_dir(), &reference, a.max_points);
   if (a.point < 0 || a.point >= static_cast<int>(sweep.points.size())) {
     std::fprintf(stderr, "ptdp sweep-point: --point %d outside 0..%zu\n", a.point, sweep.points.size() - 1);
     return kExitRefused;
@@ -56,10 +61,15 @@ Command add_sweep_command(CLI::App& app) {
   sub->add_option("--timeout", o->timeout_s, "Seconds a point may take (default 120 projected, 1800 measured)");
   sub->add_option("--max-ranks", o->max_ranks, "Most ranks a measured CPU point may use on this machine")
       ->capture_default_str();
+  sub->add_option("--max-points", o->max_points,
+                  "Refuse a sweep that expands to more points than this (counted before expanding)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   sub->add_option("--point-delay-ms", o->delay_ms, "Testing aid: each projected point waits this long first");
   sub->add_option("--crash-point", o->crash_point, "Testing aid: the process of this point index crashes");
   sub->add_option("--oom-point", o->oom_point,
-                  "Testing aid: the last rank of this measured point runs out of memory");
+                  "Testing aid: this point runs out of memory (a measured point's last rank in its device allocator, a "
+                  "projected point in a host allocation)");
   return {sub, [o, mode] {
             if (!mode->empty()) o->mode = sweep_mode_from_string(*mode);
             return run_sweep(*o);
@@ -74,8 +84,10 @@ Command add_sweep_point_command(CLI::App& app) {
   sub->add_option("--point", a->point, "Point index")->required();
   sub->add_option("--out", a->out, "Outcome JSON")->required();
   sub->add_option("--delay-ms", a->delay_ms, "Wait this long first (testing aid)");
+  sub->add_option("--max-points", a->max_points, "The sweep's --max-points");
   sub->add_flag("--crash", a->crash, "Crash (testing aid)");
   sub->add_flag("--throw", a->throws, "Throw an exception no command handles (testing aid)");
+  sub->add_flag("--bad-alloc", a->bad_alloc, "Fail a host allocation (testing aid)");
   return {sub, [a] { return run_point(*a); }};
 }
 

@@ -15,6 +15,7 @@
 #include "core/runtime/backend.h"
 #include "endtoend/child_process.h"
 #include "endtoend/commands.h"
+#include "endtoend/interrupt.h"
 
 namespace ptdp::cli {
 
@@ -62,13 +63,16 @@ class Runner {
   Runner(const SweepOptions& o, const Sweep& s, SweepResults& r, std::filesystem::path work)
       : opt_(o), sweep_(s), results_(r), work_(std::move(work)) {}
 
-  int run(std::deque<Task> tasks) {
+  // Runs the tasks; on SIGTERM, SIGINT or SIGHUP ends the running points'
+  // processes and then this process by the same signal.
+  int run(std::deque<Task> tasks, const InterruptWatch& interrupt) {
     total_ = static_cast<int>(tasks.size());
-    while (!tasks.empty() || !running_.empty()) {
+    while ((!tasks.empty() || !running_.empty()) && interrupt.signal() == 0) {
       start_ready(tasks);
       reap();
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
+    if (interrupt.signal() != 0) stop_all(interrupt);
     return summary();
   }
 
@@ -97,9 +101,10 @@ class Runner {
     std::vector<std::string> argv;
     if (t.mode == ResultMode::projected) {
       argv = {self_path(), "sweep-point", sweep_.file.string(), "--point", std::to_string(t.point->index),
-              "--out", r.output.string()};
+              "--out", r.output.string(), "--max-points", std::to_string(opt_.max_points)};
       if (opt_.delay_ms > 0) argv.insert(argv.end(), {"--delay-ms", std::to_string(opt_.delay_ms)});
       if (opt_.crash_point == t.point->index) argv.push_back("--crash");
+      if (opt_.oom_point == t.point->index) argv.push_back("--bad-alloc");
     } else {
       const int ranks = t.point->config.plan.world_size();
       const std::string config = stem + "-config.json";
@@ -115,6 +120,15 @@ class Runner {
     }
     r.child = std::make_unique<ChildProcess>(argv, r.log);
     running_.push_back(std::move(r));
+  }
+
+  [[noreturn]] void stop_all(const InterruptWatch& interrupt) {
+    for (auto& r : running_) r.child->stop();
+    std::fflush(stdout);
+    std::fprintf(stderr, "ptdp sweep: interrupted by signal %d: ended %zu running point%s; %d finished point%s in %s, "
+                 "a rerun resumes\n", interrupt.signal(), running_.size(), running_.size() == 1 ? "" : "s", done_,
+                 done_ == 1 ? " is" : "s are", opt_.out.c_str());
+    interrupt.end_by_signal();
   }
 
   double timeout_of(const Task& t) const {
@@ -133,7 +147,7 @@ class Runner {
       }
       PointRun run{r.task.mode, PointStatus::failed, "", r.child->seconds(), nullptr};
       if (!ended) {
-        r.child->kill_group();
+        r.child->stop();
         run.status = PointStatus::timeout;
         run.reason = "no result within " + std::to_string(static_cast<int>(timeout_of(r.task))) + " s";
       } else {
@@ -261,7 +275,7 @@ int run_sweep(const SweepOptions& options) {
   const nlohmann::json reference = load_reference_experiments();
   Sweep sweep;
   try {
-    sweep = load_sweep(o.file, default_machines_dir(), &reference);
+    sweep = load_sweep(o.file, default_machines_dir(), &reference, o.max_points);
   } catch (const SweepRefused& e) {
     std::fprintf(stderr, "ptdp sweep: %s is refused (%zu problem%s):\n", o.file.c_str(), e.problems().size(),
                  e.problems().size() == 1 ? "" : "s");
@@ -284,7 +298,8 @@ int run_sweep(const SweepOptions& options) {
     std::printf("ptdp sweep %s: %zu points (%d valid), %d already done, %zu to run -> %s\n", sweep.name.c_str(),
                 sweep.points.size(), sweep.valid_points(), resumed, tasks.size(), o.out.c_str());
     Runner runner(o, sweep, results, work);
-    return runner.run(std::move(tasks));
+    const InterruptWatch interrupt;
+    return runner.run(std::move(tasks), interrupt);
   } catch (const std::runtime_error& e) {
     std::fprintf(stderr, "ptdp sweep: %s\n", e.what());
     return kExitRefused;

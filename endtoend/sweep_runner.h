@@ -1,8 +1,10 @@
 // The sweep runner behind `ptdp sweep`: every point in a process of its own
 // (`ptdp sweep-point` for projections, `[mpirun] ptdp train` for measurements),
 // so a crash, an out-of-memory or a timeout is a recorded outcome and the sweep
-// goes on; each finished point is written at once; a rerun resumes.
+// goes on; each finished point is written at once; a rerun resumes. Killed or
+// interrupted, it ends the running point's processes (mpirun and its ranks) first.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -17,9 +19,11 @@ struct SweepOptions {
   int jobs = 1;            // projections in parallel (measurements run one at a time)
   double timeout_s = 0;    // per point; 0: 120 s projected, 1800 s measured
   int max_ranks = 8;       // the most ranks a measured CPU point may use here
+  std::int64_t max_points = kDefaultMaxSweepPoints;  // a sweep expanding to more is refused before anything runs
   int delay_ms = 0;        // testing aid: each projected point sleeps this long first
   int crash_point = -1;    // testing aid: this point's process crashes
-  int oom_point = -1;      // testing aid: this measured point's last rank runs out of memory
+  int oom_point = -1;      // testing aid: this point runs out of memory (measured: its last rank;
+                           // projected: std::bad_alloc)
 };
 
 // Runs the sweep; returns the exit status (0 done, 1 a point failed or missed

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <new>
+#include <string>
 
 #include "core/comm/world.h"
 #include "core/config/config.h"
@@ -10,6 +12,7 @@
 #include "core/tensor/allocator.h"
 #include "endtoend/cli_common.h"
 #include "endtoend/commands.h"
+#include "endtoend/train_memory.h"
 #include "endtoend/train_run.h"
 
 namespace ptdp::cli {
@@ -29,8 +32,18 @@ ConfigErrors check_train_args(const TrainArgs& a, const Config& cfg) {
                                     " must be at least 256"});
   if (!(a.comm_timeout_s > 0)) e.push_back({"--comm-timeout", "--comm-timeout must be positive"});
   if (!a.fault.empty() && !parse_fault(a.fault))
-    e.push_back({"--fault", "--fault=" + a.fault + " is not KIND:RANK:ITERATION with KIND kill, hang or oom"});
+    e.push_back({"--fault", "--fault=" + a.fault + " is not KIND:RANK:ITERATION with KIND kill, hang, oom or alloc"});
   return e;
+}
+
+// Reports running out of memory and ends with its status. Several ranks: leave
+// without MPI_Abort (its code is fixed) so mpirun ends the job with this
+// rank's status, and the sweep runner sees out-of-memory.
+int out_of_memory(const std::string& why, Communicator& world) {
+  std::fprintf(stderr, "ptdp train: %s\n", why.c_str());
+  std::fflush(stderr);
+  if (world.size() > 1) std::_Exit(kExitOutOfMemory);
+  return kExitOutOfMemory;
 }
 
 int run(const TrainArgs& args) {
@@ -42,6 +55,7 @@ int run(const TrainArgs& args) {
   ConfigErrors errors = load_checked_config(args.config, world.size(), cfg, read);
   if (read)
     for (auto& e : check_train_args(args, cfg)) errors.push_back(std::move(e));
+  if (errors.empty() && !args.allow_oversubscribe_memory) errors = check_train_memory(cfg, args.device, world);
   if (!errors.empty()) {
     if (root) print_refused("train", errors);
     return kExitRefused;
@@ -55,12 +69,9 @@ int run(const TrainArgs& args) {
   try {
     return train_and_report(cfg, args, world, session.library_version());
   } catch (const OutOfMemory& e) {
-    std::fprintf(stderr, "ptdp train: %s\n", e.what());
-    std::fflush(stderr);
-    // Several ranks: leave without MPI_Abort (its code is fixed) so mpirun ends
-    // the job with this rank's status, and the sweep runner sees out-of-memory.
-    if (world.size() > 1) std::_Exit(kExitOutOfMemory);
-    return kExitOutOfMemory;
+    return out_of_memory(e.what(), world);
+  } catch (const std::bad_alloc&) {  // a host allocation outside the tensor allocator
+    return out_of_memory("rank " + std::to_string(world.rank()) + ": out of host memory (std::bad_alloc)", world);
   } catch (const std::exception& e) {
     const std::string why = std::string("ptdp train: ") + e.what();
     if (world.size() > 1) world.abort(why);  // the other ranks would wait for this one
@@ -92,8 +103,12 @@ Command add_train_command(CLI::App& app) {
   sub->add_option("--comm-timeout", args->comm_timeout_s,
                   "Seconds any communication may wait before the job is aborted (a dead or silent peer)")
       ->capture_default_str();
+  sub->add_flag("--allow-oversubscribe-memory", args->allow_oversubscribe_memory,
+               "Run a plan whose modelled memory exceeds the device's (host RAM on the CPU, the GPU's on CUDA); "
+               "refused by default, before anything is allocated");
   sub->add_option("--fault", args->fault,
-                  "Testing aid: KIND:RANK:ITERATION makes RANK die (kill), stop answering (hang) or run out of memory (oom) "
+                  "Testing aid: KIND:RANK:ITERATION makes RANK die (kill), stop answering (hang), run out of device memory "
+                  "(oom) or fail a host allocation (alloc: std::bad_alloc) "
                   "at ITERATION, to check that the job ends instead of hanging");
   return {sub, [args, device] {
             args->device = device_from_name(*device).value_or(Device::cpu);  // IsMember checked the spelling

@@ -4,6 +4,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <new>
 #include <thread>
 
 #include "core/comm/process_groups.h"
@@ -25,11 +26,13 @@ std::unique_ptr<TokenSource> make_data(const Config& cfg, const TrainArgs& args)
 
 void inject(const std::optional<Fault>& fault, int rank, int iteration) {
   if (!fault || fault->rank != rank || fault->iteration != iteration) return;
+  static constexpr const char* kName[] = {"kill", "hang", "oom", "alloc"};  // Fault::Kind order
   std::fprintf(stderr, "ptdp train: rank %d: injected fault (%s) at iteration %d\n", rank,
-               fault->kind == Fault::Kind::kill ? "kill" : fault->kind == Fault::Kind::oom ? "oom" : "hang", iteration);
+               kName[static_cast<int>(fault->kind)], iteration);
   std::fflush(stderr);
   if (fault->kind == Fault::Kind::kill) std::raise(SIGKILL);
   if (fault->kind == Fault::Kind::oom) throw OutOfMemory("rank " + std::to_string(rank) + ": injected out of memory");
+  if (fault->kind == Fault::Kind::alloc) throw std::bad_alloc();
   for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
 }
 
@@ -78,6 +81,7 @@ std::optional<Fault> parse_fault(const std::string& text) {
   const std::string k = kind;
   if (k == "kill") f.kind = Fault::Kind::kill;
   else if (k == "oom") f.kind = Fault::Kind::oom;
+  else if (k == "alloc") f.kind = Fault::Kind::alloc;
   else if (k != "hang") return std::nullopt;
   return f;
 }

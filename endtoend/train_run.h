@@ -19,12 +19,14 @@ struct TrainArgs {
   std::string data;
   std::string trace;
   double comm_timeout_s = 60;
-  std::string fault;  // testing aid: "KIND:RANK:ITERATION", KIND kill, hang or oom
+  std::string fault;  // testing aid: "KIND:RANK:ITERATION", KIND kill, hang, oom or alloc
+  bool allow_oversubscribe_memory = false;  // run a plan the memory model says cannot fit the device
 };
 
 // A parsed --fault: which rank fails how, at which iteration.
 struct Fault {
-  enum class Kind : std::uint8_t { kill, hang, oom } kind = Kind::hang;  // oom: throw OutOfMemory
+  // oom: throw OutOfMemory (the tensor allocator's); alloc: throw std::bad_alloc (any other allocation)
+  enum class Kind : std::uint8_t { kill, hang, oom, alloc } kind = Kind::hang;
   int rank = 0;
   int iteration = 0;
 };

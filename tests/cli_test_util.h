@@ -8,8 +8,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -60,6 +63,46 @@ inline Run run_command(const std::string& command, const ScratchDir& dir) {
 }
 
 inline std::string ptdp_cli() { return PTDP_CLI; }
+
+// Starts `command` (a shell command line) in `dir` without waiting; its output
+// goes to `log` there. The shell execs the last command, so the pid is its.
+inline pid_t start_command(const std::string& command, const ScratchDir& dir, const std::string& log) {
+  const std::string line = "cd '" + dir.path().string() + "' && OPENBLAS_NUM_THREADS=1 exec " + command + " > '" +
+                           log + "' 2>&1";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", line.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+
+// Polls `done` every 20 ms for up to `seconds`; whether it became true.
+inline bool wait_until(const std::function<bool()>& done, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+// The live processes (zombies left out) whose command line mentions `text`:
+// whatever a test started under a folder of its own.
+inline std::vector<pid_t> processes_mentioning(const std::string& text) {
+  std::vector<pid_t> found;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos || std::stoi(name) == getpid()) continue;
+    std::string cmdline = read_file(entry.path() / "cmdline"), stat = read_file(entry.path() / "stat");
+    for (char& c : cmdline) c = c == '\0' ? ' ' : c;
+    const auto close = stat.rfind(')');
+    const bool zombie = close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z';
+    if (!zombie && cmdline.find(text) != std::string::npos) found.push_back(std::stoi(name));
+  }
+  return found;
+}
 
 // Seconds of wall time `f` took.
 template <class F>

@@ -1,7 +1,10 @@
 // World creation: the only place that chooses between MPI and a single rank.
 #include "core/comm/world.h"
 
+#include <optional>
+
 #include "core/comm/single_rank.h"
+#include "core/comm/startup_watchdog.h"
 #ifdef PTDP_HAVE_MPI
 #include "core/comm/mpi_communicator.h"
 #endif
@@ -10,9 +13,15 @@ namespace ptdp {
 
 WorldSession::WorldSession(double timeout_s) {
 #ifdef PTDP_HAVE_MPI
+  // MPI_Init waits for every rank with no deadline of its own; the barrier
+  // (the first collective) has one, and the watchdog covers both together.
+  // A timeout <= 0 is the caller's to refuse, once started: nothing is watched.
+  std::optional<StartupWatchdog> watchdog;
+  if (timeout_s > 0) watchdog.emplace(timeout_s, "start-up (MPI_Init and a first barrier of all ranks)");
   PTDP_MPI_CHECK(MPI_Init(nullptr, nullptr));
   mpi_ = true;
   world_ = std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, timeout_s);
+  if (watchdog) world_->barrier();
 #else
   (void)timeout_s;
   world_ = std::make_unique<SingleRankCommunicator>();

@@ -10,7 +10,8 @@ namespace ptdp {
 
 class WorldSession {
  public:
-  // `timeout_s`: deadline of every communication wait (a silent peer aborts the job).
+  // `timeout_s`: deadline of every communication wait (a silent peer aborts the
+  // job), and of start-up: MPI_Init and a first barrier (startup_watchdog.h).
   explicit WorldSession(double timeout_s);
   ~WorldSession();
   WorldSession(const WorldSession&) = delete;

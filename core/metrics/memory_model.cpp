@@ -66,6 +66,25 @@ MemoryBreakdown memory_model(const Model& m, const Plan& p, const MemoryTraits& 
   return mb;
 }
 
+std::vector<MemoryBreakdown> memory_per_stage(const Model& m, const Plan& p, const MemoryTraits& tr,
+                                              ActivationFormula formula, const std::vector<Program>& programs) {
+  std::vector<MemoryBreakdown> out;
+  for (int r = 0; r < p.pp; ++r) out.push_back(memory_model(m, p, tr, formula, r, programs[static_cast<std::size_t>(r)]));
+  return out;
+}
+
+long double memory_model_bound(const Model& m, const Plan& p) {
+  using R = long double;
+  const R h = m.hidden, a = m.heads, s = m.seq_len, l = m.layers;
+  const R f = m.ffn_hidden > 0 ? R(m.ffn_hidden) : 4 * h;
+  const R vocab = R(m.vocab) + std::max(m.vocab_pad_to, 1);  // above the padded vocabulary
+  const R params = (l + 2) * (4 * h * h + 2 * h * f + f + 10 * h) + vocab * h + s * h;
+  const R n = R(p.micro_batch) * s;
+  const R chunk = (l + 2) * n * 8 * (5 * h + f + vocab + 2 * a * s + 8);
+  const R alive = R(p.global_batch) / std::max(R(1), R(p.micro_batch) * R(p.dp)) * p.virtual_stages + 1;
+  return 20 * params + alive * chunk;
+}
+
 bool fits(const Machine& machine, std::int64_t total) {
   return machine.memory_bytes <= 0 || total + machine.memory_reserved_bytes <= machine.memory_bytes;
 }

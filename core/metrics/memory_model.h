@@ -50,6 +50,19 @@ std::int64_t peak_alive_bytes(const Program& program, const std::vector<std::int
 MemoryBreakdown memory_model(const Model& m, const Plan& p, const MemoryTraits& tr, ActivationFormula formula,
                              int pp_rank, const Program& program);
 
+// memory_model() of every pipeline rank r, whose iteration is programs[r].
+std::vector<MemoryBreakdown> memory_per_stage(const Model& m, const Plan& p, const MemoryTraits& tr,
+                                              ActivationFormula formula, const std::vector<Program>& programs);
+
+// Bytes above every count memory_model() makes for (m, p), by either formula:
+// 20 bytes a parameter element (weights, fp32 masters, gradients, two moments)
+// and, on a rank, every micro-batch's chunks alive at once (≤ m·v, plus one
+// layer recomputed), each with all l layers and the embedding and head, each
+// of those at most 8 bytes an element of (n, 5h + f + V' + 2·a·s + 8). In long
+// double from the raw fields, so it cannot overflow itself: memory_model()
+// counts in int64 and is asked only where this stays below 2^62.
+long double memory_model_bound(const Model& m, const Plan& p);
+
 // Whether `total` bytes fit a device of `machine` (memory minus what the
 // profile reserves for the CUDA context and communication buffers).
 bool fits(const Machine& machine, std::int64_t total);

@@ -1,7 +1,10 @@
 // CPU and CUDA backends of `ptdp train`.
 #include "core/runtime/backend.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <fstream>
 
 #include "core/kernels/cpu/cpu_ops.h"
 #ifdef PTDP_HAVE_NCCL
@@ -51,6 +54,32 @@ Backend cuda_backend(const Config& cfg, Communicator& host, double timeout_s) {
 #endif
 
 }  // namespace
+
+namespace {
+// The memory limit of this process's control group (v2, then v1), 0 when none.
+std::int64_t cgroup_memory_limit() {
+  for (const char* file : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    std::ifstream in(file);
+    long long limit = 0;
+    if (in >> limit && limit > 0) return limit;  // "max" (no limit) does not parse
+  }
+  return 0;
+}
+}  // namespace
+
+std::int64_t device_memory_bytes(Device device) {
+  if (device == Device::cuda) {
+#ifdef PTDP_HAVE_NCCL
+    return cuda_device_memory_bytes(local_rank());
+#else
+    return 0;
+#endif
+  }
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  const std::int64_t ram = pages > 0 && page > 0 ? static_cast<std::int64_t>(pages) * page : 0;
+  const std::int64_t limit = cgroup_memory_limit();
+  return limit > 0 && (ram == 0 || limit < ram) ? limit : ram;
+}
 
 int cuda_devices() {
 #ifdef PTDP_HAVE_NCCL

@@ -42,6 +42,11 @@ std::string attention_unavailable(Device device, Attention attention, std::int64
 
 Backend make_backend(Device device, const Config& cfg, Communicator& host, double timeout_s);
 
+// Bytes of memory behind this rank's tensors on `device`, 0 where unknown: the
+// GPU make_backend would pick (CUDA), or the host's RAM (CPU; the control
+// group's limit where lower). Allocates nothing.
+std::int64_t device_memory_bytes(Device device);
+
 // Ops of `device` for the plan's precision, fused-operator and attention
 // choices, on `alloc` (a CpuAllocator or CUDA allocator of the same device):
 // benchmarks compare variants side by side with it.

@@ -73,9 +73,7 @@ MemoryFigures memory_figures(const Config& cfg, const std::vector<Program>& prog
   m.formula = ActivationFormula::ptdp;
   const Plan& p = cfg.plan;
   const MemoryTraits traits = memory_traits(b.ops->device(), p.precision, p.attention == Attention::flash);
-  for (int r = 0; r < p.pp; ++r)
-    m.model_per_stage.push_back(
-        memory_model(cfg.model, p, traits, ActivationFormula::ptdp, r, programs[static_cast<std::size_t>(r)]));
+  m.model_per_stage = memory_per_stage(cfg.model, p, traits, ActivationFormula::ptdp, programs);
   m.measured_per_rank = gather_bytes(world, b.allocator->stats().peak_bytes);
   m.measured_per_stage.assign(static_cast<std::size_t>(p.pp), 0);
   for (std::size_t r = 0; r < m.measured_per_rank.size(); ++r) {

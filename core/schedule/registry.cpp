@@ -1,6 +1,7 @@
 // The schedule table, filled by each schedule file's static registration.
 #include "core/schedule/registry.h"
 
+#include <limits>
 #include <map>
 #include <stdexcept>
 
@@ -45,6 +46,12 @@ std::vector<Program> build_pipeline(const std::string& schedule, int p, int m, i
   std::vector<Program> programs;
   for (int r = 0; r < p; ++r) programs.push_back(build_program(schedule, {p, m, v, r}));
   return programs;
+}
+
+std::int64_t pipeline_instruction_bound(std::int64_t p, std::int64_t m, std::int64_t v) {
+  const long double n = static_cast<long double>(p) * (6.0L * static_cast<long double>(m) * static_cast<long double>(v) + 3);
+  const auto most = std::numeric_limits<std::int64_t>::max();
+  return n >= static_cast<long double>(most) ? most : static_cast<std::int64_t>(n);
 }
 
 }  // namespace ptdp

@@ -1,6 +1,7 @@
 // Schedules by name. Each schedule is one file that registers its builder with
 // a static ScheduleRegistration; adding a schedule touches nothing else.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -34,5 +35,11 @@ Program build_program(const std::string& schedule, const ScheduleSpec& spec);
 
 // The programs of all p ranks of one pipeline (index = pipeline rank).
 std::vector<Program> build_pipeline(const std::string& schedule, int p, int m, int v);
+
+// At most this many instructions in those programs, for any schedule: on each
+// of the p ranks a receive, a pass and a send per (micro-batch, chunk) forward
+// and backward, and three whole-model steps. Counted without building them;
+// saturates at INT64_MAX.
+std::int64_t pipeline_instruction_bound(std::int64_t p, std::int64_t m, std::int64_t v);
 
 }  // namespace ptdp

@@ -22,6 +22,7 @@ struct Message {
 
 // The messages from one rank to another, in the order they were sent.
 struct Channel {
+  int src = -1;
   std::vector<Message> sent;
   std::size_t received = 0;
 };
@@ -31,8 +32,7 @@ class PipelineSim {
   PipelineSim(const std::vector<Program>& programs, const PipelineCosts& costs)
       : programs_(programs), costs_(costs), p_(static_cast<int>(programs.size())),
         pc_(programs.size(), 0), clock_(programs.size(), 0.0), events_(programs.size()),
-        queued_(programs.size(), 1), waiting_tied_(programs.size(), 0),
-        channels_(programs.size() * programs.size()) {
+        queued_(programs.size(), 1), waiting_tied_(programs.size(), 0), inbox_(programs.size()) {
     for (int r = 0; r < p_; ++r) {
       ready_.push_back(p_ - 1 - r);  // rank 0 is advanced first
       events_[idx(r)].reserve(programs[idx(r)].size());
@@ -60,7 +60,17 @@ class PipelineSim {
   static std::size_t idx(int i) { return static_cast<std::size_t>(i); }
   bool done(int rank) const { return pc_[idx(rank)] >= programs_[idx(rank)].size(); }
   const Instr& current(int rank) const { return programs_[idx(rank)][pc_[idx(rank)]]; }
-  Channel& channel(int src, int dst) { return channels_[idx(src) * idx(p_) + idx(dst)]; }
+  // The channel src -> dst, opened on first use.
+  Channel& channel(int src, int dst) {
+    for (Channel& c : inbox_[idx(dst)])
+      if (c.src == src) return c;
+    return inbox_[idx(dst)].emplace_back(Channel{src, {}, 0});
+  }
+  std::size_t received(int src, int dst) const {
+    for (const Channel& c : inbox_[idx(dst)])
+      if (c.src == src) return c.received;
+    return 0;
+  }
 
   void wake(int rank) {
     if (queued_[idx(rank)]) return;
@@ -157,9 +167,8 @@ class PipelineSim {
 
   std::string stuck_reason(int rank) const {
     const Instr& instr = current(rank);
-    const std::size_t received =
-        is_recv(instr.op) ? channels_[idx(instr.peer) * idx(p_) + idx(rank)].received : 0;
-    return ptdp::stuck_reason(rank, instr, pc_[idx(rank)], programs_[idx(rank)].size(), received);
+    const std::size_t got = is_recv(instr.op) ? received(instr.peer, rank) : 0;
+    return ptdp::stuck_reason(rank, instr, pc_[idx(rank)], programs_[idx(rank)].size(), got);
   }
 
   void throw_if_stuck() const {
@@ -177,7 +186,9 @@ class PipelineSim {
   std::vector<std::vector<TimelineEvent>> events_;   // per rank, in program order
   std::vector<char> queued_;                         // rank is on ready_
   std::vector<char> waiting_tied_;                   // rank waits at reduce_tied
-  std::vector<Channel> channels_;                    // src·p + dst
+  // Per receiving rank, a channel per sender that has sent to it: O(p) in all,
+  // since a rank hears from its neighbour stages only (a p·p table held 3 GB at p = 10^4).
+  std::vector<std::vector<Channel>> inbox_;
   std::vector<int> ready_;                           // ranks that may be able to go on
 };
 

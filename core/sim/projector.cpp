@@ -7,6 +7,7 @@
 #include "core/schedule/registry.h"
 #include "core/sim/cost_model.h"
 #include "core/sim/expected_error.h"
+#include "core/sim/plan_limits.h"
 #include "core/sim/sensitivity.h"
 
 namespace ptdp {
@@ -74,6 +75,7 @@ Projection project(const Config& cfg, const Calibration* calibration, Activation
 
 Projection project_with(const Config& cfg, const PipelineCosts& costs, const PassOf& pass, ActivationFormula formula) {
   const Plan& p = cfg.plan;
+  if (ConfigErrors beyond = check_work_limits(cfg.model, p); !beyond.empty()) throw ConfigRefused(std::move(beyond));
   const auto programs = build_pipeline(p.schedule, p.pp, p.micro_batches(), p.virtual_stages);
   Projection out;
   out.timeline = simulate_pipeline(programs, costs);
@@ -82,10 +84,8 @@ Projection project_with(const Config& cfg, const PipelineCosts& costs, const Pas
   out.bubble = pipeline_bubble(out.timeline);
   out.memory_formula = formula;
   const MemoryTraits traits = memory_traits(cfg.machine, p);
-  for (int r = 0; r < p.pp; ++r) {
-    out.memory.push_back(memory_model(cfg.model, p, traits, formula, r, programs[static_cast<std::size_t>(r)]));
-    out.peak_bytes = std::max(out.peak_bytes, out.memory.back().total());
-  }
+  out.memory = memory_per_stage(cfg.model, p, traits, formula, programs);
+  for (const auto& stage : out.memory) out.peak_bytes = std::max(out.peak_bytes, stage.total());
   out.fits = fits(cfg.machine, out.peak_bytes);
   return out;
 }

@@ -37,7 +37,8 @@ struct Projection {
 // plan's precision and its memory bandwidth. Each missing number named.
 ConfigErrors check_projectable(const Config& cfg);
 
-// The configuration must be valid (validate() and check_projectable()).
+// The configuration must be valid (validate() and check_projectable()); a plan
+// beyond check_work_limits() (plan_limits.h) throws ConfigRefused.
 // `calibration` may be null. `formula` counts the activations: by default
 // Korthikanti et al.'s, for the paper's software (core/metrics/memory_model.h).
 Projection project(const Config& cfg, const Calibration* calibration,

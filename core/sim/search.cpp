@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/schedule/registry.h"
+#include "core/sim/plan_limits.h"
 
 namespace ptdp {
 
@@ -40,7 +41,7 @@ std::vector<Candidate> search_plans(const Config& base, const SearchSpace& space
       c.plan.tp = t, c.plan.pp = p, c.plan.micro_batch = b;
       for (int v : virtual_stage_choices(c, space.virtual_stages)) {
         c.plan.virtual_stages = v;
-        if (!validate(c).empty()) continue;
+        if (!validate(c).empty() || !check_work_limits(c.model, c.plan).empty()) continue;
         Projection proj = project(c, calibration);
         if (!proj.fits) {
           ++refused;

@@ -2,6 +2,7 @@
 #include "core/sweep/project_point.h"
 
 #include "core/metrics/result.h"
+#include "core/sim/plan_limits.h"
 #include "core/sim/projector.h"
 #include "core/sim/search.h"
 #include "core/sweep/sweep_results.h"
@@ -34,7 +35,8 @@ nlohmann::json sweep_tag(const Sweep& sweep, const SweepPoint& point) {
 PointOutcome project_point(const Sweep& sweep, const SweepPoint& point, const Calibration* calibration,
                            Annotations annotations) {
   PointOutcome out;
-  const ConfigErrors errors = point.errors.empty() ? check_projectable(point.config) : point.errors;
+  ConfigErrors errors = point.errors.empty() ? check_projectable(point.config) : point.errors;
+  if (errors.empty()) errors = check_work_limits(point.config.model, point.config.plan);
   if (!errors.empty()) {
     out.status = PointStatus::refused;
     out.reason = errors.front().message;

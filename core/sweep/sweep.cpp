@@ -2,6 +2,7 @@
 // validation and the lookup of published values.
 #include "core/sweep/sweep.h"
 
+#include <limits>
 #include <set>
 
 #include "core/config/bounds.h"
@@ -63,6 +64,21 @@ std::vector<json> expand_axes(const JsonAt& axes) {
     combos = std::move(next);
   }
   return combos;
+}
+
+// The points expand_axes and the loop over "points" will make of a
+// well-formed file: |points| × each axis's length (its first list: zipped
+// lists agree), saturating at INT64_MAX. A malformed axis counts as one.
+std::int64_t expanded_size(const json& j) {
+  const auto most = std::numeric_limits<std::int64_t>::max();
+  std::int64_t n = j.contains("points") && j["points"].is_array() ? static_cast<std::int64_t>(j["points"].size()) : 1;
+  if (j.contains("axes") && j["axes"].is_array())
+    for (const auto& axis : j["axes"]) {
+      if (!axis.is_object() || axis.empty() || !axis.begin()->is_array()) continue;
+      const auto length = static_cast<std::int64_t>(axis.begin()->size());
+      n = length != 0 && n > most / length ? most : n * length;
+    }
+  return n;
 }
 
 // A searched choice: a non-empty list of sizes, each in [1, kMaxSize] (never truncated).
@@ -260,7 +276,7 @@ void expand(const JsonAt& j, const std::vector<JsonAt>& points, const std::vecto
 }  // namespace
 
 Sweep load_sweep(const std::filesystem::path& file, const std::filesystem::path& machines_dir,
-                 const json* reference) {
+                 const json* reference, std::int64_t max_points) {
   json doc;
   try {
     doc = read_json_file(file);
@@ -268,6 +284,9 @@ Sweep load_sweep(const std::filesystem::path& file, const std::filesystem::path&
   } catch (const JsonRefused& e) {
     throw SweepRefused({e.what()});
   }
+  if (const std::int64_t n = expanded_size(doc); n > max_points)
+    throw SweepRefused({file.string() + ": expands to " + std::to_string(n) + " points (points × axes), more than "
+                        "--max-points=" + std::to_string(max_points) + "; split the sweep or raise --max-points"});
   const JsonAt j(doc, file.string());
   Reader r{file.string(), {}};
   Sweep s;

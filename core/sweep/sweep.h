@@ -84,11 +84,17 @@ class SweepRefused : public std::runtime_error {
   std::vector<std::string> problems_;
 };
 
+// The most points a sweep may expand to unless `ptdp sweep --max-points` says
+// otherwise: every point is a process of its own and a line of the results.
+inline constexpr std::int64_t kDefaultMaxSweepPoints = 5000;
+
 // Reads and expands a sweep. `reference` is the paper's experiments object
 // (report/reference/megatron-sc21.json "experiments"), used to look up each
-// point's published value; null skips the lookup.
+// point's published value; null skips the lookup. A sweep of more than
+// `max_points` points (its points times its crossed axes, counted before
+// anything is expanded) is refused.
 Sweep load_sweep(const std::filesystem::path& file, const std::filesystem::path& machines_dir,
-                 const nlohmann::json* reference);
+                 const nlohmann::json* reference, std::int64_t max_points = kDefaultMaxSweepPoints);
 
 // The paper's "experiments" object shipped with the project.
 nlohmann::json load_reference_experiments();

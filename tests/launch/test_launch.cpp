@@ -1,7 +1,8 @@
 // `ptdp train` under mpirun: an 8-rank 3D-parallel run reproduces the single-rank
 // losses and reports its bubble and trace; refused input is reported once; a
 // dead or silent rank ends the whole job with a non-zero status within 60 s; a
-// rank out of memory ends it at once with the out-of-memory status.
+// rank out of memory ends it at once with the out-of-memory status; a rank
+// stopped while the job starts ends it after the communication timeout.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -120,6 +121,32 @@ TEST(Launch, ARankOutOfMemoryEndsTheJobWithTheOutOfMemoryStatus) {
   EXPECT_LT(f.seconds, 20.0);
   EXPECT_NE(f.run.err.find("ptdp train: rank 1: injected out of memory"), std::string::npos) << f.run.err;
   EXPECT_FALSE(f.wrote_result);
+}
+
+// Rank 1 stops (SIGSTOP) before it reaches MPI_Init, so rank 0 waits inside
+// MPI_Init, where no communication deadline applies: the start-up watchdog
+// ends rank 0 after --comm-timeout and mpirun then ends the job.
+TEST(Launch, ARankStoppedDuringStartUpEndsTheJobWithinTheTimeout) {
+  ScratchDir dir("startup");
+  auto cfg = tiny4();
+  cfg["plan"]["pp"] = 2;
+  const auto config = dir.write("c.json", cfg.dump());
+  const auto stop = dir.write("stop1.sh", "#!/bin/sh\nif [ \"$OMPI_COMM_WORLD_RANK\" = 1 ]; then kill -STOP $$; fi\nexec \"$@\"\n");
+  std::filesystem::permissions(stop, std::filesystem::perms::owner_all);
+  test::Run r;
+  const double seconds = test::seconds_of([&] {
+    r = test::run_command("timeout 60 " + mpirun(2) + stop.string() + " " + test::ptdp_cli() + " train --config " +
+                              config.string() + " --iterations 2 --comm-timeout 3 --out r.json",
+                          dir);
+  });
+  EXPECT_EQ(r.status, 3) << r.err;  // the watchdog's, passed on by mpirun (timeout's would be 124)
+  EXPECT_GE(seconds, 3.0);
+  EXPECT_LT(seconds, 30.0);
+  EXPECT_NE(r.err.find("rank 0 ("), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("start-up (MPI_Init and a first barrier of all ranks) did not finish within 3 s"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "r.json"));
 }
 
 }  // namespace

@@ -4,6 +4,9 @@
 // of memory is recorded.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+
 #include "tests/cli_test_util.h"
 
 namespace ptdp {
@@ -61,6 +64,34 @@ TEST(SweepMeasured, AMeasuredPointThatDiesIsRecorded) { expect_point_1_recorded_
 // The runner tells out-of-memory by the exit status alone: here rank 1 of the
 // two-rank point runs out, and mpirun passes its status on.
 TEST(SweepMeasured, AMultiRankPointOutOfMemoryIsRecordedAsOom) { expect_point_1_recorded_as("--oom-point 1", "oom"); }
+
+// Interrupted or killed while a two-rank point trains, the runner leaves neither
+// mpirun nor a rank behind (Open MPI puts each rank in a process group of its
+// own; killed, the runner relies on the SIGTERM the kernel sends its child).
+void expect_no_rank_left_after(int sig) {
+  test::ScratchDir dir("sweep-signal-" + std::to_string(sig));
+  json s = cpu_sweep();
+  s["points"] = json::array({{{"plan.pp", 2}}});
+  s["train"]["iterations"] = 1000000;
+  const auto sweep = dir.write("s.json", s.dump());
+  const std::string marker = dir.path().string();
+  const pid_t pid = test::start_command(test::ptdp_cli() + " sweep " + sweep.string() + " --out " + marker + "/r.json",
+                                        dir, "log.txt");
+  // mpirun and its two ranks, whose command lines name the point's config in the scratch folder.
+  ASSERT_TRUE(test::wait_until([&] { return test::processes_mentioning("train --config " + marker).size() >= 3; }, 60))
+      << test::read_file(dir.path() / "log.txt");
+  kill(pid, sig);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig) << test::read_file(dir.path() / "log.txt");
+  EXPECT_TRUE(test::wait_until([&] { return test::processes_mentioning(marker).empty(); }, 20))
+      << test::processes_mentioning(marker).size() << " processes left";
+  for (pid_t left : test::processes_mentioning(marker)) kill(left, SIGKILL);
+}
+
+TEST(SweepMeasured, AnInterruptedSweepLeavesNoRankBehind) { expect_no_rank_left_after(SIGTERM); }
+
+TEST(SweepMeasured, AKilledSweepLeavesNoRankBehind) { expect_no_rank_left_after(SIGKILL); }
 
 }  // namespace
 }  // namespace ptdp

@@ -122,13 +122,17 @@ TEST(CliTrain, TrainsOnATextFileAsBytes) {
 }
 
 // The sweep runner records "oom" from this exit status alone (no log text), so
-// an out-of-memory must end `ptdp train` with it and write no result.
+// running out of memory, the tensor allocator's (oom) or any other host
+// allocation's (alloc: std::bad_alloc), must end `ptdp train` with it and write no result.
 TEST(CliTrain, OutOfMemoryExitsWithItsOwnStatus) {
-  ScratchDir dir("oom");
-  const auto r = train_tiny(dir, "--iterations 3 --fault oom:0:1 --out r.json");
-  EXPECT_EQ(r.status, 4) << r.err;
-  EXPECT_NE(r.err.find("out of memory"), std::string::npos) << r.err;
-  EXPECT_FALSE(std::filesystem::exists(dir.path() / "r.json"));
+  for (const auto& [fault, message] : {std::pair<std::string, std::string>{"oom", "injected out of memory"},
+                                       {"alloc", "rank 0: out of host memory (std::bad_alloc)"}}) {
+    ScratchDir dir("oom-" + fault);
+    const auto r = train_tiny(dir, "--iterations 3 --fault " + fault + ":0:1 --out r.json");
+    EXPECT_EQ(r.status, 4) << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / "r.json"));
+  }
 }
 
 }  // namespace

@@ -75,13 +75,9 @@ TEST(SweepRunner, RunsEveryPointAndWritesTheResults) {
 TEST(SweepRunner, ResumesAfterAKillWithEveryPointExactlyOnce) {
   ScratchDir dir("resume");
   const auto sweep = dir.write("s.json", six_points().dump());
-  const std::string line = "cd '" + dir.path().string() + "' && exec " + test::ptdp_cli() + " sweep " +
-                           sweep.string() + " --out r.json --point-delay-ms 400 > first.txt 2>&1";
-  const pid_t pid = fork();
-  if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", line.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
+  const pid_t pid =
+      test::start_command(test::ptdp_cli() + " sweep " + sweep.string() + " --out r.json --point-delay-ms 400", dir,
+                          "first.txt");
   // Wait until two points are on disk, then kill the runner mid-sweep.
   for (int i = 0; i < 200; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -100,23 +96,54 @@ TEST(SweepRunner, ResumesAfterAKillWithEveryPointExactlyOnce) {
   for (const auto& [key, n] : counts) EXPECT_EQ(n, 1) << key;
 }
 
-TEST(SweepRunner, ACrashingPointIsRecordedAndTheRestFinish) {
-  ScratchDir dir("crash");
+// Runs the six points with `testing_aid` striking point 2: the sweep exits 1,
+// point 2 is recorded with `status` and a reason holding `reason`, the rest ok.
+void expect_point_2_recorded_as(const std::string& testing_aid, const std::string& status, const std::string& reason) {
+  ScratchDir dir("point-2-" + status);
   const auto sweep = dir.write("s.json", six_points().dump());
-  const auto r = test::run_command(test::ptdp_cli() + " sweep " + sweep.string() + " --out r.json --crash-point 2", dir);
+  const auto r = test::run_command(test::ptdp_cli() + " sweep " + sweep.string() + " --out r.json " + testing_aid, dir);
   EXPECT_EQ(r.status, 1) << r.out;
   const json j = results(dir);
   ASSERT_EQ(j["points"].size(), 6u);
   for (const auto& p : j["points"]) {
-    if (p["index"] == 2) {
-      EXPECT_EQ(p["status"], "failed");
-      EXPECT_NE(p["reason"].get<std::string>().find("signal"), std::string::npos) << p["reason"];
-      EXPECT_TRUE(p["value"].is_null());
-    } else {
-      EXPECT_EQ(p["status"], "ok");
-    }
+    EXPECT_EQ(p["status"], p["index"] == 2 ? status : "ok") << p.dump();
+    if (p["index"] != 2) continue;
+    EXPECT_NE(p["reason"].get<std::string>().find(reason), std::string::npos) << p["reason"];
+    EXPECT_TRUE(p["value"].is_null());
   }
 }
+
+TEST(SweepRunner, ACrashingPointIsRecordedAndTheRestFinish) { expect_point_2_recorded_as("--crash-point 2", "failed", "signal"); }
+
+// The runner tells out-of-memory by the point's exit status: a projection that
+// meets std::bad_alloc ends with 4 and is recorded as oom.
+TEST(SweepRunner, APointOutOfHostMemoryIsRecordedAsOom) { expect_point_2_recorded_as("--oom-point 2", "oom", "exit 4"); }
+
+// Killed (SIGKILL: the kernel sends its points SIGTERM) or interrupted
+// (SIGTERM: it ends them first), the runner leaves none of its points'
+// processes behind, and ends by that signal.
+void expect_no_point_left_after(int sig) {
+  ScratchDir dir("signal-" + std::to_string(sig));
+  const auto sweep = dir.write("s.json", six_points().dump());
+  const pid_t pid = test::start_command(test::ptdp_cli() + " sweep " + sweep.string() +
+                                            " --out r.json --jobs 2 --point-delay-ms 60000", dir, "log.txt");
+  const std::string point = "sweep-point " + sweep.string();
+  ASSERT_TRUE(test::wait_until([&] { return test::processes_mentioning(point).size() == 2; }, 20));
+  kill(pid, sig);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig) << test::read_file(dir.path() / "log.txt");
+  EXPECT_TRUE(test::wait_until([&] { return test::processes_mentioning(dir.path().string()).empty(); }, 5))
+      << test::processes_mentioning(dir.path().string()).size() << " processes left";
+  for (pid_t left : test::processes_mentioning(dir.path().string())) kill(left, SIGKILL);
+}
+
+TEST(SweepRunner, InterruptedItEndsItsPointsFirst) {
+  expect_no_point_left_after(SIGTERM);
+  expect_no_point_left_after(SIGINT);
+}
+
+TEST(SweepRunner, KilledItLeavesNoPointBehind) { expect_no_point_left_after(SIGKILL); }
 
 TEST(SweepRunner, AcceptanceBandsFailAPointBelowItsMinimum) {
   ScratchDir dir("accept");

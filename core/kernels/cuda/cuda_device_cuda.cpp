@@ -21,6 +21,14 @@ int select_cuda_device(int local_rank) {
   return device;
 }
 
+std::int64_t cuda_device_memory_bytes(int local_rank) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) return 0;
+  cudaDeviceProp prop{};
+  PTDP_CUDA_CHECK(cudaGetDeviceProperties(&prop, local_rank % count));
+  return static_cast<std::int64_t>(prop.totalGlobalMem);
+}
+
 CudaDeviceInfo cuda_device_info() {
   CudaDeviceInfo info;
   PTDP_CUDA_CHECK(cudaGetDeviceCount(&info.devices));

@@ -141,5 +141,8 @@ CudaDeviceInfo cuda_device_info();
 
 // Chooses the GPU of this rank (local rank modulo the devices of the node).
 int select_cuda_device(int local_rank);
+// The memory of the GPU select_cuda_device(local_rank) would choose, without
+// choosing it (no context, no allocation); 0 when there is no GPU.
+std::int64_t cuda_device_memory_bytes(int local_rank);
 
 }  // namespace ptdp
