@@ -32,7 +32,7 @@ ConfigErrors check_train_args(const TrainArgs& a, const Config& cfg) {
                                     " must be at least 256"});
   if (!(a.comm_timeout_s > 0)) e.push_back({"--comm-timeout", "--comm-timeout must be positive"});
   if (!a.fault.empty() && !parse_fault(a.fault))
-    e.push_back({"--fault", "--fault=" + a.fault + " is not KIND:RANK:ITERATION with KIND kill, hang, oom or alloc"});
+    e.push_back({"--fault", "--fault=" + a.fault + " is not KIND:RANK:ITERATION with KIND kill, hang, oom, alloc or nan"});
   return e;
 }
 
@@ -108,8 +108,8 @@ Command add_train_command(CLI::App& app) {
                "refused by default, before anything is allocated");
   sub->add_option("--fault", args->fault,
                   "Testing aid: KIND:RANK:ITERATION makes RANK die (kill), stop answering (hang), run out of device memory "
-                  "(oom) or fail a host allocation (alloc: std::bad_alloc) "
-                  "at ITERATION, to check that the job ends instead of hanging");
+                  "(oom), fail a host allocation (alloc: std::bad_alloc) "
+                  "or read a NaN loss (nan) at ITERATION, to check that the job ends instead of hanging");
   return {sub, [args, device] {
             args->device = device_from_name(*device).value_or(Device::cpu);  // IsMember checked the spelling
             return run(*args);

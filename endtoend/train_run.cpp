@@ -2,6 +2,7 @@
 // then figures gathered from every rank into one result JSON.
 #include "endtoend/train_run.h"
 
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <new>
@@ -25,8 +26,8 @@ std::unique_ptr<TokenSource> make_data(const Config& cfg, const TrainArgs& args)
 }
 
 void inject(const std::optional<Fault>& fault, int rank, int iteration) {
-  if (!fault || fault->rank != rank || fault->iteration != iteration) return;
-  static constexpr const char* kName[] = {"kill", "hang", "oom", "alloc"};  // Fault::Kind order
+  if (!fault || fault->rank != rank || fault->iteration != iteration || fault->kind == Fault::Kind::nan) return;
+  static constexpr const char* kName[] = {"kill", "hang", "oom", "alloc", "nan"};  // Fault::Kind order
   std::fprintf(stderr, "ptdp train: rank %d: injected fault (%s) at iteration %d\n", rank,
                kName[static_cast<int>(fault->kind)], iteration);
   std::fflush(stderr);
@@ -36,11 +37,20 @@ void inject(const std::optional<Fault>& fault, int rank, int iteration) {
   for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
 }
 
-// Rank 0's line per iteration; the faults a test asked for.
+// A loss that is no longer finite: every rank sees the same all-reduced loss,
+// so every rank throws after the same iteration and none waits on another.
+struct Diverged : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Rank 0's line per iteration; the faults a test asked for; the end of a run
+// whose loss became NaN or infinite (its figures would mean nothing).
 IterationHooks hooks(const Config& cfg, const TrainArgs& args, int rank) {
   IterationHooks h;
   h.before = [fault = parse_fault(args.fault), rank](int it) { inject(fault, rank, it); };
-  h.after = [&cfg, &args, rank](int it, const IterationRecord& rec) {
+  h.after = [&cfg, &args, rank, fault = parse_fault(args.fault)](int it, const IterationRecord& record) {
+    IterationRecord rec = record;
+    if (fault && fault->kind == Fault::Kind::nan && fault->iteration == it) rec.loss = std::nan("");
     if (rank == 0) {
       const double peak = cfg.machine.peak_for(to_string(cfg.plan.precision));
       const Utilization u = utilization(cfg.model, cfg.plan, rec.seconds, peak);
@@ -49,6 +59,9 @@ IterationHooks hooks(const Config& cfg, const TrainArgs& args, int rank) {
                   100 * u.hfu, it < args.warmup ? "  (warm-up)" : "");
     }
     std::fflush(stdout);
+    if (!std::isfinite(rec.loss))
+      throw Diverged("the loss is " + std::to_string(rec.loss) + " after iteration " + std::to_string(it + 1) +
+                     ": training diverged (a lower optimizer.lr, or bf16 instead of fp16, may help); no result is written");
   };
   return h;
 }
@@ -82,6 +95,7 @@ std::optional<Fault> parse_fault(const std::string& text) {
   if (k == "kill") f.kind = Fault::Kind::kill;
   else if (k == "oom") f.kind = Fault::Kind::oom;
   else if (k == "alloc") f.kind = Fault::Kind::alloc;
+  else if (k == "nan") f.kind = Fault::Kind::nan;
   else if (k != "hang") return std::nullopt;
   return f;
 }
@@ -100,7 +114,13 @@ int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& wor
                 static_cast<long long>(parameter_count(cfg.model)), cfg.plan.tp, cfg.plan.pp, cfg.plan.dp,
                 cfg.plan.virtual_stages, cfg.plan.schedule.c_str(), cfg.plan.micro_batches(), world.size(),
                 world.size() == 1 ? "" : "s", ops.name().c_str(), data->describe().c_str());
-  const TrainSeries s = run_iterations(trainer, world, args.iterations, args.warmup, hooks(cfg, args, world.rank()));
+  TrainSeries s;
+  try {
+    s = run_iterations(trainer, world, args.iterations, args.warmup, hooks(cfg, args, world.rank()));
+  } catch (const Diverged& e) {
+    if (root) std::fprintf(stderr, "ptdp train: %s\n", e.what());
+    return kExitFailed;
+  }
   const nlohmann::json run = {{"device", device_name(args.device)}, {"ranks", world.size()},
                               {"iterations", args.iterations},      {"warmup", args.warmup},
                               {"data", data->describe()},           {"backend", ops.name()},

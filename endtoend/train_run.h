@@ -19,14 +19,15 @@ struct TrainArgs {
   std::string data;
   std::string trace;
   double comm_timeout_s = 60;
-  std::string fault;  // testing aid: "KIND:RANK:ITERATION", KIND kill, hang, oom or alloc
+  std::string fault;  // testing aid: "KIND:RANK:ITERATION", KIND kill, hang, oom, alloc or nan
   bool allow_oversubscribe_memory = false;  // run a plan the memory model says cannot fit the device
 };
 
 // A parsed --fault: which rank fails how, at which iteration.
 struct Fault {
-  // oom: throw OutOfMemory (the tensor allocator's); alloc: throw std::bad_alloc (any other allocation)
-  enum class Kind : std::uint8_t { kill, hang, oom, alloc } kind = Kind::hang;
+  // oom: throw OutOfMemory (the tensor allocator's); alloc: throw std::bad_alloc (any other allocation);
+  // nan: the iteration's loss reads NaN on every rank (the loss is all-reduced, so RANK plays no part)
+  enum class Kind : std::uint8_t { kill, hang, oom, alloc, nan } kind = Kind::hang;
   int rank = 0;
   int iteration = 0;
 };

@@ -3,6 +3,7 @@
 #include "core/metrics/output_files.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -41,6 +42,21 @@ fs::path folder_of(const fs::path& path) { return path.parent_path().empty() ? f
 // Creates `file` exclusively (never through a link); -1 with errno on failure.
 int create_exclusive(const fs::path& file) {
   return ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+}
+
+// Removes `.NAME.tmp.PID` beside `path` where no process PID lives: the
+// temporaries of a command killed while writing (SIGKILL, or a signal with no
+// handler) would otherwise stay forever. A live writer's temporary is kept.
+void remove_stale_temporaries(const fs::path& path) {
+  const std::string prefix = "." + path.filename().string() + ".tmp.";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(folder_of(path), ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string pid = name.substr(prefix.size());
+    if (pid.empty() || pid.size() > 9 || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (::kill(static_cast<pid_t>(std::stoi(pid)), 0) != 0 && errno == ESRCH) ::unlink(e.path().c_str());
+  }
 }
 
 void write_all(const fs::path& file, const std::string& text) {
@@ -93,6 +109,7 @@ void OutputFiles::add(const fs::path& path, const nlohmann::json& j, int indent)
     const std::string text = j.dump(indent) + "\n";
     const fs::path folder = folder_of(path);
     fs::create_directories(folder);
+    remove_stale_temporaries(path);
     const fs::path tmp = folder / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()));
     staged_.push_back({path, tmp});
     write_all(tmp, text);

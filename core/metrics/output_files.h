@@ -19,7 +19,7 @@ std::string output_path_problem(const std::filesystem::path& path);
 // Several JSON outputs written together. add() writes each to a temporary file
 // beside its path at once (so a full disk shows before anything is replaced);
 // commit() renames them all into place. A failure, or destruction without
-// commit(), leaves no temporary, and a commit that fails part-way removes the
+// commit(), leaves no temporary (and add() removes those of dead processes), and a commit that fails part-way removes the
 // outputs it had renamed: all or none.
 class OutputFiles {
  public:

@@ -17,12 +17,15 @@ double median(std::vector<double> s) {
   return s.size() % 2 ? s[k] : 0.5 * (s[k - 1] + s[k]);
 }
 
+double mean(const std::vector<double>& s) {
+  return s.empty() ? 0.0 : std::accumulate(s.begin(), s.end(), 0.0) / static_cast<double>(s.size());
+}
+
 nlohmann::json summarize_samples(const std::vector<double>& samples) {
   if (samples.empty())
     return {{"median", nullptr}, {"min", nullptr}, {"max", nullptr}, {"mean", nullptr}, {"samples", samples}};
   const auto [lo, hi] = std::minmax_element(samples.begin(), samples.end());
-  const double mean = std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(samples.size());
-  return {{"median", median(samples)}, {"min", *lo}, {"max", *hi}, {"mean", mean}, {"samples", samples}};
+  return {{"median", median(samples)}, {"min", *lo}, {"max", *hi}, {"mean", mean(samples)}, {"samples", samples}};
 }
 
 nlohmann::json software_info() {

@@ -14,6 +14,7 @@ inline constexpr const char* kResultSchema = "ptdp.result/2";
 // {"median", "min", "max", "mean", "samples": [...]}; empty samples give nulls.
 nlohmann::json summarize_samples(const std::vector<double>& samples);
 double median(std::vector<double> samples);
+double mean(const std::vector<double>& samples);  // 0 when empty
 
 // {"commit", "compiler", "openblas", ...}: what built and links this program.
 nlohmann::json software_info();

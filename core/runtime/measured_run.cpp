@@ -16,10 +16,6 @@ namespace ptdp {
 
 namespace {
 
-double mean(const std::vector<double>& v) {
-  return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-}
-
 // Every rank's events of the last iteration, gathered to all ranks.
 Timeline gather_timeline(Communicator& world, const Timeline& mine) {
   Timeline all;

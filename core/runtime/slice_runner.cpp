@@ -8,6 +8,7 @@
 #include "core/comm/shape_only_communicator.h"
 #include "core/data/token_source.h"
 #include "core/metrics/result.h"
+#include "core/metrics/result_io.h"
 #include "core/runtime/backend.h"
 #include "core/runtime/trainer.h"
 #include "core/schedule/registry.h"
@@ -57,12 +58,6 @@ StandInGroups stand_in_groups(const Config& cfg, int stage, Device device, const
   const bool ends = p.pp > 1 && (g.first_stage() || g.last_stage());
   g.embedding = ends ? group(g.first_stage() ? 0 : 1, 2) : group(0, 1);
   return s;
-}
-
-double mean(const std::vector<double>& v) {
-  double sum = 0;
-  for (double x : v) sum += x;
-  return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
 }
 
 // The mean duration of the stage's forwards and backwards per chunk, and of

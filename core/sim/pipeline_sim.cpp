@@ -15,7 +15,7 @@ PipelineCosts zero_costs() {
 
 namespace {
 
-struct Message {
+struct SentMessage {
   Instr send;
   double arrival_s;  // when the receiver may complete the matching receive
 };
@@ -23,7 +23,7 @@ struct Message {
 // The messages from one rank to another, in the order they were sent.
 struct Channel {
   int src = -1;
-  std::vector<Message> sent;
+  std::vector<SentMessage> sent;
   std::size_t received = 0;
 };
 
@@ -134,7 +134,7 @@ class PipelineSim {
     check_peer(rank, recv);
     Channel& ch = channel(recv.peer, rank);
     if (ch.received >= ch.sent.size()) return false;
-    const Message& msg = ch.sent[ch.received++];
+    const SentMessage& msg = ch.sent[ch.received++];
     check_match(recv.peer, msg.send, rank, recv);
     const double t = clock_[idx(rank)];
     finish(rank, t, std::max(t, msg.arrival_s));

@@ -22,7 +22,7 @@ TEST(BusBandwidth, FactorsOfNcclTests) {
   EXPECT_DOUBLE_EQ(busbw(Collective::all_reduce, 4, 1e9, 0.5), 2e9 * 1.5);
 }
 
-Config gpt_on_a100() {
+Config gpt_8l_on_a100() {
   Config c;
   c.model = {8, 4096, 32, 2048, 51200, 0, 0};
   c.plan.global_batch = 8;
@@ -47,7 +47,7 @@ json gemm_benchmarks(const Config& c, double slowdown) {
 
 TEST(Calibrate, ASlowerGemmTableGivesASlowerProjection) {
   test::ScratchDir dir("calibrate");
-  const Config c = gpt_on_a100();
+  const Config c = gpt_8l_on_a100();
   const auto fast = dir.write("fast.json", gemm_benchmarks(c, 1.0).dump());
   const auto slow = dir.write("slow.json", gemm_benchmarks(c, 2.0).dump());
   const Calibration same = calibrate({fast}, "a100-80gb"), slower = calibrate({slow}, "a100-80gb");
@@ -112,7 +112,7 @@ TEST(Calibrate, EachBenchmarkCountsByItsFastestRepetition) {
 // two ranks share a node.
 TEST(Calibrate, KernelsMeasuredBesideAnotherCopyPriceRanksSharingTheHost) {
   test::ScratchDir dir("calibrate-sharing");
-  Config c = gpt_on_a100();
+  Config c = gpt_8l_on_a100();
   json lone = gemm_benchmarks(c, 1.0), shared = gemm_benchmarks(c, 1.0);
   for (std::size_t i = 0; i < shared["benchmarks"].size(); ++i)  // slowdowns 1.2, 1.5, 1.5, 1.5, 3: median 1.5
     shared["benchmarks"][i]["real_time"] = shared["benchmarks"][i]["real_time"].get<double>() * (i == 0 ? 1.2 : i == 4 ? 3 : 1.5);

@@ -67,7 +67,7 @@ TEST(CliLimits, AllowOversubscribeMemoryRunsThePlanAnyway) {
   EXPECT_NE(t.run.err.find("out of host memory"), std::string::npos) << t.run.err;
 }
 
-json gpt_on_a100() {
+json gpt_one_gpu_on_a100() {
   return json::parse(R"({
     "model": {"layers": 8, "hidden": 1024, "heads": 16, "seq_len": 1024, "vocab": 51200},
     "plan": {"tp": 1, "pp": 1, "dp": 1, "micro_batch": 1, "global_batch": 8, "precision": "bf16"},
@@ -75,12 +75,12 @@ json gpt_on_a100() {
 }
 
 TEST(CliLimits, ProjectRefusesMoreInstructionsThanItSimulates) {
-  json many_micro_batches = gpt_on_a100();
+  json many_micro_batches = gpt_one_gpu_on_a100();
   many_micro_batches["plan"]["global_batch"] = 1000000;
   const TimedRun m = run_config("project", many_micro_batches);
   expect_refused(m, "6000003 instructions");
   EXPECT_NE(m.run.err.find("more than the 2000000 that ptdp runs or simulates"), std::string::npos) << m.run.err;
-  json many_stages = gpt_on_a100();
+  json many_stages = gpt_one_gpu_on_a100();
   many_stages["model"]["layers"] = 100000;
   many_stages["plan"]["pp"] = 100000;
   expect_refused(run_config("project", many_stages), "(kMaxPipelineInstructions)");
@@ -88,7 +88,7 @@ TEST(CliLimits, ProjectRefusesMoreInstructionsThanItSimulates) {
 
 TEST(CliLimits, SweepRefusesMorePointsThanMaxPointsBeforeExpanding) {
   ScratchDir dir("limits-sweep");
-  json s = {{"schema", "ptdp.sweep/1"}, {"name", "huge"}, {"machine", "a100-80gb"}, {"base", gpt_on_a100()}};
+  json s = {{"schema", "ptdp.sweep/1"}, {"name", "huge"}, {"machine", "a100-80gb"}, {"base", gpt_one_gpu_on_a100()}};
   s["base"].erase("machine");
   json seeds = json::array();
   for (int i = 1; i <= 30; ++i) seeds.push_back(i);

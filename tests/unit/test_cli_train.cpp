@@ -135,5 +135,16 @@ TEST(CliTrain, OutOfMemoryExitsWithItsOwnStatus) {
   }
 }
 
+// A loss that is NaN or infinite ends the run with exit 1 at that iteration,
+// naming it, and writes no result: its figures would mean nothing.
+TEST(CliTrain, ALossThatIsNoLongerFiniteEndsTheRun) {
+  ScratchDir dir("diverged");
+  const auto r = train_tiny(dir, "--iterations 4 --fault nan:0:1 --out r.json");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("the loss is nan after iteration 2: training diverged"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("iter    3/4"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "r.json"));
+}
+
 }  // namespace
 }  // namespace ptdp

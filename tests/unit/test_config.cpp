@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "core/config/config.h"
+#include "tests/config_test_util.h"
 
 namespace ptdp {
 namespace {
@@ -40,15 +41,9 @@ bool refused(const ConfigErrors& errors, const std::string& field, std::initiali
   return false;
 }
 
-std::string dump(const ConfigErrors& errors) {
-  std::string s;
-  for (const auto& e : errors) s += e.field + ": " + e.message + "\n";
-  return s;
-}
-
 TEST(Config, TinyIsValidAndResolvesDefaults) {
   const Config c = config_from_json(tiny(), machines());
-  EXPECT_TRUE(validate(c, 1).empty()) << dump(validate(c, 1));
+  EXPECT_TRUE(validate(c, 1).empty()) << test::errors_text(validate(c, 1));
   EXPECT_EQ(c.model.ffn_hidden, 256);  // 4·h
   EXPECT_EQ(c.plan.schedule, "1f1b");
   EXPECT_EQ(c.plan.micro_batches(), 4);
@@ -68,7 +63,7 @@ TEST(Config, HeadsNotDivisibleByTpNamesBoth) {
   j["model"]["hidden"] = 96;
   j["plan"]["tp"] = 4;
   const auto e = problems(j);
-  EXPECT_TRUE(refused(e, "plan.tp", {"plan.tp=4", "model.heads=6"})) << dump(e);
+  EXPECT_TRUE(refused(e, "plan.tp", {"plan.tp=4", "model.heads=6"})) << test::errors_text(e);
 }
 
 TEST(Config, EachDivisibilityRuleNamesItsField) {
@@ -89,7 +84,7 @@ TEST(Config, EachDivisibilityRuleNamesItsField) {
     j[c.section][c.key] = c.value;
     if (std::string(c.key) == "layers") j["plan"]["pp"] = 2;
     const auto e = problems(j);
-    EXPECT_TRUE(refused(e, c.field, {c.words})) << c.key << "\n" << dump(e);
+    EXPECT_TRUE(refused(e, c.field, {c.words})) << c.key << "\n" << test::errors_text(e);
   }
 }
 
@@ -109,12 +104,12 @@ TEST(Config, NonPositiveSizesAreRefused) {
 TEST(Config, UnknownEnumValuesAreRefused) {
   json j = tiny();
   j["plan"]["schedule"] = "zigzag";  // a rule of validate(), checked once the file reads
-  EXPECT_TRUE(refused(problems(j), "plan.schedule", {"zigzag", "1f1b"})) << dump(problems(j));
+  EXPECT_TRUE(refused(problems(j), "plan.schedule", {"zigzag", "1f1b"})) << test::errors_text(problems(j));
   j["plan"]["recompute"] = "some";   // reading errors, all reported together
   j["plan"]["precision"] = "fp8";
   const auto e = problems(j);
-  EXPECT_TRUE(refused(e, "plan.recompute", {"some", "selective"})) << dump(e);
-  EXPECT_TRUE(refused(e, "plan.precision", {"fp8", "bf16"})) << dump(e);
+  EXPECT_TRUE(refused(e, "plan.recompute", {"some", "selective"})) << test::errors_text(e);
+  EXPECT_TRUE(refused(e, "plan.precision", {"fp8", "bf16"})) << test::errors_text(e);
 }
 
 TEST(Config, UnknownKeysAreRefusedAtEveryLevel) {
@@ -123,9 +118,9 @@ TEST(Config, UnknownKeysAreRefusedAtEveryLevel) {
   j["model"]["hiden"] = 64;
   j["plan"]["tensor_parallel"] = 2;
   const auto e = problems(j);
-  EXPECT_TRUE(refused(e, "extra", {"not a known field"})) << dump(e);
-  EXPECT_TRUE(refused(e, "model.hiden", {"not a known field"})) << dump(e);
-  EXPECT_TRUE(refused(e, "plan.tensor_parallel", {"not a known field"})) << dump(e);
+  EXPECT_TRUE(refused(e, "extra", {"not a known field"})) << test::errors_text(e);
+  EXPECT_TRUE(refused(e, "model.hiden", {"not a known field"})) << test::errors_text(e);
+  EXPECT_TRUE(refused(e, "plan.tensor_parallel", {"not a known field"})) << test::errors_text(e);
 }
 
 TEST(Config, MissingFieldsAndWrongTypesAreAllReported) {
@@ -135,10 +130,10 @@ TEST(Config, MissingFieldsAndWrongTypesAreAllReported) {
   j["plan"]["micro_batch"] = 1.5;
   j.erase("machine");
   const auto e = problems(j);
-  EXPECT_TRUE(refused(e, "model.vocab", {"missing"})) << dump(e);
-  EXPECT_TRUE(refused(e, "plan.tp", {"must be an integer"})) << dump(e);
-  EXPECT_TRUE(refused(e, "plan.micro_batch", {"must be an integer"})) << dump(e);
-  EXPECT_TRUE(refused(e, "machine", {"missing"})) << dump(e);
+  EXPECT_TRUE(refused(e, "model.vocab", {"missing"})) << test::errors_text(e);
+  EXPECT_TRUE(refused(e, "plan.tp", {"must be an integer"})) << test::errors_text(e);
+  EXPECT_TRUE(refused(e, "plan.micro_batch", {"must be an integer"})) << test::errors_text(e);
+  EXPECT_TRUE(refused(e, "machine", {"missing"})) << test::errors_text(e);
   EXPECT_GE(e.size(), 4u);
 }
 
@@ -146,7 +141,7 @@ TEST(Config, UnknownMachineListsTheKnownOnes) {
   json j = tiny();
   j["machine"] = "dgx-z9000";
   const auto e = problems(j);
-  EXPECT_TRUE(refused(e, "machine", {"dgx-z9000", "cpu-host"})) << dump(e);
+  EXPECT_TRUE(refused(e, "machine", {"dgx-z9000", "cpu-host"})) << test::errors_text(e);
 }
 
 TEST(Config, InlineMachineObjectIsTakenAsIs) {
@@ -172,16 +167,16 @@ TEST(Config, VirtualStagesNeedAnInterleavedSchedule) {
 
 TEST(Config, WorldSizeMustEqualTpTimesPpTimesDp) {
   const auto e = problems(tiny(), 3);
-  EXPECT_TRUE(refused(e, "plan.tp·plan.pp·plan.dp", {"3"})) << dump(e);
+  EXPECT_TRUE(refused(e, "plan.tp·plan.pp·plan.dp", {"3"})) << test::errors_text(e);
 }
 
 TEST(Config, OptimizerRangesAreChecked) {
   json j = tiny();
   j["optimizer"] = {{"lr", -1.0}, {"beta2", 1.0}, {"clip_grad", -2.0}};
   const auto e = problems(j);
-  EXPECT_TRUE(refused(e, "optimizer.lr")) << dump(e);
-  EXPECT_TRUE(refused(e, "optimizer.beta2")) << dump(e);
-  EXPECT_TRUE(refused(e, "optimizer.clip_grad")) << dump(e);
+  EXPECT_TRUE(refused(e, "optimizer.lr")) << test::errors_text(e);
+  EXPECT_TRUE(refused(e, "optimizer.beta2")) << test::errors_text(e);
+  EXPECT_TRUE(refused(e, "optimizer.clip_grad")) << test::errors_text(e);
 }
 
 }  // namespace
@@ -200,7 +195,7 @@ TEST(Config, ErrorsCarryTheirKind) {
   const auto kind_of = [&](const std::string& field) {
     for (const auto& x : e)
       if (x.field == field) return x.kind;
-    ADD_FAILURE() << "no error names " << field << "\n" << dump(e);
+    ADD_FAILURE() << "no error names " << field << "\n" << test::errors_text(e);
     return ConfigErrorKind::rule;
   };
   EXPECT_EQ(kind_of("plan.tpp"), ConfigErrorKind::unknown_field);

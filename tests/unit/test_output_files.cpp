@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -116,6 +118,21 @@ TEST(OutputFiles, SeveralOutputsAreCommittedAllOrNone) {
   files.commit();
   EXPECT_EQ(test::read_file(dir.path() / "d.json"), kDoc.dump() + "\n");
   EXPECT_EQ(leftovers(dir.path(), {"a.json", "c.json", "d.json"}), std::vector<std::string>{});
+}
+
+// A process killed while writing leaves `.NAME.tmp.PID`; the next write of NAME
+// removes it, and keeps a temporary whose process still lives.
+TEST(OutputFiles, TheNextWriteRemovesADeadProcesssTemporary) {
+  ScratchDir dir("out-stale");
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);  // `child` is now a pid no process has
+  const std::string dead = ".r.json.tmp." + std::to_string(child), live = ".r.json.tmp." + std::to_string(::getppid());
+  dir.write(dead, "{\"half\": ");
+  dir.write(live, "{\"half\": ");
+  write_json_atomic(dir.path() / "r.json", kDoc);
+  EXPECT_EQ(leftovers(dir.path(), {"r.json", live}), std::vector<std::string>{});
 }
 
 }  // namespace

@@ -22,10 +22,10 @@ namespace ptdp {
 namespace {
 
 constexpr int kIterations = 3;
-constexpr double kTimeoutS = 120;  // a rank stuck on its peer fails the test instead of hanging it
+constexpr double kPairTimeoutS = 120;  // a rank stuck on its peer fails the test instead of hanging it
 
 std::vector<double> run_ranks(const Config& cfg, InProcessLog* log = nullptr) {
-  auto world = make_in_process_world(test::plan_topology(cfg).world(), kTimeoutS, log);
+  auto world = make_in_process_world(test::plan_topology(cfg).world(), kPairTimeoutS, log);
   return test::run_rank_threads(world, [&](int r, Communicator& comm) {
     CpuAllocator alloc(r);
     CpuOps ops(alloc);

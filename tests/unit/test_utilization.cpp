@@ -12,8 +12,11 @@
 namespace ptdp {
 namespace {
 
-// Table 1's 1.7B GPT: l=24, h=2304, a=24, s=2048, V=51200.
+// Table 1's 1.7B GPT: l=24, h=2304, a=24, s=2048, V=51200 (named in a
+// namespace of its own: one-letter names at file scope would shadow others).
+namespace gpt_1_7b_sizes {
 constexpr double l = 24, h = 2304, s = 2048, V = 51200;
+}
 Model gpt_1_7b() { return Model{24, 2304, 24, 2048, 51200, 0}; }
 
 Plan one_gpu(int batch, Recompute r) {
@@ -31,6 +34,7 @@ constexpr double kIterationS = 2.5;
 double peak_flops_per_iteration() { return 1 * kIterationS * kPeakTflops * 1e12; }
 
 TEST(Utilization, MfuIsThe72FormOverThePeak) {
+  using namespace gpt_1_7b_sizes;
   const double B = 8;
   const double by_hand = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h)) / peak_flops_per_iteration();
   for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full}) {
@@ -48,6 +52,7 @@ TEST(Utilization, HfuEqualsMfuWithoutRecompute) {
 }
 
 TEST(Utilization, FullRecomputeHfuIsEq3AndItsRatioToMfu) {
+  using namespace gpt_1_7b_sizes;
   const double B = 8;
   const Utilization u = utilization(gpt_1_7b(), one_gpu(8, Recompute::full), kIterationS, kPeakTflops);
   // Executed FLOPs under full recompute: each layer's forward, 24·B·s·h²·(1 + s/(6h)), runs
@@ -65,6 +70,7 @@ TEST(Utilization, FullRecomputeHfuIsEq3AndItsRatioToMfu) {
 }
 
 TEST(Utilization, SelectiveRecomputeAddsTheAttentionScoresOnly) {
+  using namespace gpt_1_7b_sizes;
   const double B = 8;
   const Utilization u = utilization(gpt_1_7b(), one_gpu(8, Recompute::selective), kIterationS, kPeakTflops);
   // Selective recompute reruns Q·Kᵀ and scores·V of every layer: 2·(2·B·s²·h) = 4·B·s²·h FLOPs.

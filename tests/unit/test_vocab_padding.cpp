@@ -9,6 +9,7 @@
 #include "core/comm/process_groups.h"
 #include "core/comm/single_rank.h"
 #include "core/config/config.h"
+#include "tests/config_test_util.h"
 #include "core/data/token_source.h"
 #include "core/kernels/cpu/cpu_ops.h"
 #include "core/model/embedding.h"
@@ -48,12 +49,6 @@ ConfigErrors problems(int vocab, int pad, int tp) {
   return validate(config_from_json(j, machines));
 }
 
-std::string dump(const ConfigErrors& errors) {
-  std::string s;
-  for (const auto& e : errors) s += e.field + ": " + e.message + "\n";
-  return s;
-}
-
 bool names(const ConfigErrors& errors, const std::string& field) {
   for (const auto& e : errors)
     if (e.field == field) return true;
@@ -61,7 +56,7 @@ bool names(const ConfigErrors& errors, const std::string& field) {
 }
 
 TEST(VocabPadding, ThePaddedVocabularyMustSplitOverT) {
-  EXPECT_TRUE(problems(100, 128, 4).empty()) << dump(problems(100, 128, 4));  // 128 / 4; 100 would not split
+  EXPECT_TRUE(problems(100, 128, 4).empty()) << test::errors_text(problems(100, 128, 4));  // 128 / 4; 100 would not split
   EXPECT_TRUE(names(problems(50257, 128, 5), "model.vocab_pad_to"));  // 50304 % 5 != 0
   EXPECT_TRUE(names(problems(100, 1, 8), "plan.tp"));  // no padding: t must divide model.vocab itself
   EXPECT_TRUE(names(problems(128, 0, 1), "model.vocab_pad_to"));      // must be at least 1
