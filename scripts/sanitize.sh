@@ -25,10 +25,16 @@ grep -q "PTDP_WITH_MPI:BOOL=ON" "$build/CMakeCache.txt" || { echo "sanitize: MPI
 ninja -C "$build" -j"$jobs" ptdp_unit_tests ptdp_mpi_tests ptdp_launch_tests
 
 # Any report ends the process with an error: a test that sees it fails. Leaks
-# inside Open MPI's own libraries are theirs (scripts/sanitize.supp).
-export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=1:strict_string_checks=1:check_initialization_order=1:detect_stack_use_after_return=1"
+# inside Open MPI's own libraries are theirs (scripts/sanitize.supp). A huge
+# allocation fails as it does without ASan (null, so ptdp's OutOfMemory), not
+# as an ASan report: the oversubscription tests allocate beyond the host.
+export ASAN_OPTIONS="allocator_may_return_null=1:detect_leaks=1:halt_on_error=1:abort_on_error=1:strict_string_checks=1:check_initialization_order=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
-export LSAN_OPTIONS="suppressions=$PWD/scripts/sanitize.supp:print_suppressions=0"
+# Slow unwinding: Open MPI's libraries have no frame pointers, and a stack cut
+# short at their first frame would not reach the library the suppression names.
+export LSAN_OPTIONS="suppressions=$PWD/scripts/sanitize.supp:print_suppressions=0:fast_unwind_on_malloc=0"
 export OPENBLAS_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 cd "$build"
-ctest -j"$jobs" -L "unit|mpi" --output-on-failure "$@"
+# Left out: tests that bound the wall time of a whole command, which the
+# sanitizers' slow-down (about 4x) breaks without any report.
+ctest -j"$jobs" -L "unit|mpi" -E "^PaperAblation.EachMechanismOffInTurnWithinThirtySeconds$" --output-on-failure "$@"
