@@ -174,8 +174,12 @@ std::string json_convert(const json& v, std::string& out) {
 std::string json_excerpt(const json& v) {
   constexpr std::size_t kLimit = 60;
   std::string text = v.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (text.size() > kLimit) text = text.substr(0, kLimit) + "...";
-  return text;
+  if (text.size() <= kLimit) return text;
+  // Cut before a whole UTF-8 character: messages are also written into JSON
+  // (a sweep point's reason, `compare --out`), where a broken one throws.
+  std::size_t cut = kLimit;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut) + "...";
 }
 
 JsonAt::JsonAt(const json& value, std::string source, std::string pointer)

@@ -55,7 +55,8 @@ std::string json_convert(const nlohmann::json& v, double& out);
 std::string json_convert(const nlohmann::json& v, bool& out);
 std::string json_convert(const nlohmann::json& v, std::string& out);
 
-// A short rendering of a value for messages ("(got ...)"), cut at 60 characters.
+// A short rendering of a value for messages ("(got ...)"), cut at 60 bytes but
+// never inside a UTF-8 character.
 std::string json_excerpt(const nlohmann::json& v);
 
 // A value inside a parsed document and where it sits. Readers that stop at

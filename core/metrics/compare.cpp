@@ -37,23 +37,18 @@ std::optional<double> number_at(const json& j, std::initializer_list<const char*
   return v->get<double>();
 }
 
-std::string shown(const json& v) {
-  const std::string text = v.dump();
-  return text.size() > 40 ? text.substr(0, 37) + "..." : text;
-}
-
 // Why the gated figure at `path` of result `r` is not a finite positive number, or "".
 std::string gated_problem(const json& r, std::initializer_list<const char*> path) {
   const json* cur = &r;
   std::string at;
   for (const char* key : path) {
-    if (!cur->is_object()) return at + " is not an object (got " + shown(*cur) + ")";
+    if (!cur->is_object()) return at + " is not an object (got " + json_excerpt(*cur) + ")";
     at += (at.empty() ? "" : ".") + std::string(key);
     if (!cur->contains(key)) return at + " is missing";
     cur = &(*cur)[key];
   }
   if (cur->is_null()) return at + " is null";
-  if (!cur->is_number()) return at + " is not a number (got " + shown(*cur) + ")";
+  if (!cur->is_number()) return at + " is not a number (got " + json_excerpt(*cur) + ")";
   if (const double v = cur->get<double>(); !std::isfinite(v) || v <= 0) {
     char text[32];  // dump() would print a non-finite number as null
     std::snprintf(text, sizeof text, "%g", v);

@@ -169,7 +169,11 @@ void read_header(const JsonAt& j, const std::filesystem::path& machines_dir, Swe
     s.machine = j.at("machine").get<std::string>();
     check_machine(j.at("machine"), machines_dir, r);
   });
-  r.section([&] { j.at("base").object(); });
+  r.section([&] {  // points set dotted fields ("model.hidden") inside these sections: objects or absent
+    const JsonAt base = j.at("base").object();
+    for (const char* section : {"model", "plan", "optimizer"})
+      if (const auto v = base.find(section)) v->object();
+  });
 }
 
 // The published value of a point: `pointer` filled, looked up in the experiment.

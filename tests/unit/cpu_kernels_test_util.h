@@ -8,7 +8,6 @@
 #include <cstddef>
 #include <functional>
 #include <random>
-#include <source_location>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -50,13 +49,14 @@ inline std::vector<double> plus(const std::vector<double>& a, const std::vector<
 
 // Passes iff |got − ref| ≤ atol + rtol·|ref| everywhere; else one failure naming the
 // worst element (largest error relative to its allowance), its index, got and ref.
-// The failure is reported at the caller's line.
+// The failure is reported at the caller's line: __builtin_FILE/LINE as default
+// arguments, which GCC and clang both evaluate at the call (std::source_location
+// needs clang 15 with libstdc++; the sanitizer build uses clang 14).
 template <class T>
 void expect_close(const std::vector<T>& got, const std::vector<double>& ref, Tol tol,
-                  const std::string& what,
-                  const std::source_location& where = std::source_location::current()) {
+                  const std::string& what, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
   if (got.size() != ref.size()) {
-    ADD_FAILURE_AT(where.file_name(), static_cast<int>(where.line()))
+    ADD_FAILURE_AT(file, line)
         << what << ": size " << got.size() << " vs reference " << ref.size();
     return;
   }
@@ -79,7 +79,7 @@ void expect_close(const std::vector<T>& got, const std::vector<double>& ref, Tol
       << tol.atol << ", rtol " << tol.rtol << "); worst at index " << worst << ": got "
       << static_cast<double>(got[worst]) << ", ref " << ref[worst] << ", |diff| "
       << std::abs(static_cast<double>(got[worst]) - ref[worst]);
-  ADD_FAILURE_AT(where.file_name(), static_cast<int>(where.line())) << msg.str();
+  ADD_FAILURE_AT(file, line) << msg.str();
 }
 
 // dL/dx by central differences, L re-evaluated by `loss` after perturbing x in place

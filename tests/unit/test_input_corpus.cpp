@@ -46,7 +46,14 @@ void read_sweep_results(const fs::path& f) {
 }
 
 void read_result_file(const fs::path& f) { read_result(read_json_file(f), f.string()); }
-void read_compare(const fs::path& f) { load_compare_entries(f); }
+// As `ptdp compare F F --out` would: read, compare with itself, write the
+// comparison; a pair the gate cannot judge is refused (exit 2) like a malformed file.
+void read_compare(const fs::path& f) {
+  const std::vector<CompareEntry> entries = load_compare_entries(f);
+  const Comparison c = compare_results(entries, entries, 5);
+  (void)to_json(c).dump();
+  if (!c.unusable.empty()) throw std::runtime_error(c.unusable.front());
+}
 void read_calibration(const fs::path& f) { Calibration::load(f); }
 
 const std::map<std::string, Reader>& readers() {
@@ -117,6 +124,7 @@ const std::map<std::string, std::string>& expected() {
       {"sweep/point_expect_max_string.json", "/points/0/expect/model_tflops_per_gpu/max: must be a number"},
       {"sweep/axes_not_a_list.json", "/axes: must be a JSON array"},
       {"sweep/machine_name_300_chars.json", "/machine: machine name must be a file name"},
+      {"sweep/base_model_number.json", "base_model_number.json: /base/model: must be a JSON object (got 5)"},
       {"sweep_results/empty_array.json", "empty_array.json: exists and is not a sweep results file"},
       {"sweep_results/no_sweep.json", "no_sweep.json: /sweep: is missing"},
       {"sweep_results/points_number.json", "points_number.json: /points: must be a JSON array (got 5)"},
@@ -143,6 +151,8 @@ const std::map<std::string, std::string>& expected() {
       {"compare/sweep_name_number.json", "/sweep/name: must be a string (got 5)"},
       {"compare/overrides_number.json", "/points/0/overrides: must be a JSON object (got 5)"},
       {"compare/result_number.json", "/points/0/result: must be a JSON object (got 5)"},
+      {"compare/tflops_multibyte_string.json",
+       "BASE metrics.model_tflops_per_gpu is not a number (got \"aééé"},
       {"calibration/seconds_overflows_double.json", "/gemms/0/seconds: the number 1e400 overflows a double"},
       {"calibration/gemm_seconds_zero.json", "/gemms/0/seconds: must be positive"},
       {"calibration/gemm_missing_n.json", "/gemms/0/n: is missing"},

@@ -113,6 +113,17 @@ TEST(JsonRead, JsonAtNamesThePointerOfWhatItWasAskedAbout) {
   EXPECT_EQ(at.get<int>("missing", 7), 7);
 }
 
+// Excerpts go into messages that are written as JSON too (compare --out, a
+// sweep point's reason): a cut inside a UTF-8 character would make dump() throw.
+TEST(JsonRead, ExcerptsAreCutBetweenUtf8Characters) {
+  std::string accents;
+  for (int i = 0; i < 40; ++i) accents += "\u00e9";  // 2 bytes each: the 60-byte cut falls inside one
+  const std::string excerpt = json_excerpt(json(accents));
+  EXPECT_EQ(excerpt, "\"" + accents.substr(0, 58) + "...");
+  EXPECT_NO_THROW((void)json(excerpt).dump());
+  EXPECT_EQ(json_excerpt(json("short")), "\"short\"");
+}
+
 TEST(JsonRead, ProductsOfSizesSaturateInsteadOfWrapping) {
   Plan p;
   p.tp = p.pp = p.dp = 65536;

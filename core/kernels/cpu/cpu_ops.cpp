@@ -26,19 +26,27 @@ const std::int32_t* ids(const Tensor& t) { return t.data<std::int32_t>(); }
 float* opt(const Tensor& t) { return t.defined() ? t.data<float>() : nullptr; }
 std::int64_t rows(const Tensor& t) { return t.numel() / t.dim(-1); }
 
+// memcpy with a null pointer is undefined even for 0 bytes, and an empty
+// tensor or std::vector may hand one over (UBSan's nonnull-attribute check).
+void copy_bytes(void* to, const void* from, std::size_t n) {
+  if (n > 0) std::memcpy(to, from, n);
+}
+
 }  // namespace
 
-void CpuOps::zero(Tensor& x) { std::memset(x.raw(), 0, x.bytes()); }
+void CpuOps::zero(Tensor& x) {
+  if (x.bytes() > 0) std::memset(x.raw(), 0, x.bytes());
+}
 
 void CpuOps::copy(const Tensor& src, Tensor& dst) {
   expect(src.bytes() == dst.bytes() && src.dtype() == dst.dtype(), "copy", "size or type differs");
-  std::memcpy(dst.raw(), src.raw(), src.bytes());
+  copy_bytes(dst.raw(), src.raw(), src.bytes());
 }
 
-void CpuOps::upload_f32(const float* host, Tensor& dst) { std::memcpy(f(dst), host, dst.bytes()); }
-void CpuOps::download_f32(const Tensor& src, float* host) { std::memcpy(host, f(src), src.bytes()); }
+void CpuOps::upload_f32(const float* host, Tensor& dst) { copy_bytes(f(dst), host, dst.bytes()); }
+void CpuOps::download_f32(const Tensor& src, float* host) { copy_bytes(host, f(src), src.bytes()); }
 void CpuOps::upload_i32(const std::int32_t* host, Tensor& dst) {
-  std::memcpy(dst.data<std::int32_t>(), host, dst.bytes());
+  copy_bytes(dst.data<std::int32_t>(), host, dst.bytes());
 }
 void CpuOps::cast(const Tensor& src, Tensor& dst) { copy(src, dst); }
 
