@@ -47,8 +47,9 @@ struct Diverged : std::runtime_error {
 // whose loss became NaN or infinite (its figures would mean nothing).
 IterationHooks hooks(const Config& cfg, const TrainArgs& args, int rank) {
   IterationHooks h;
-  h.before = [fault = parse_fault(args.fault), rank](int it) { inject(fault, rank, it); };
-  h.after = [&cfg, &args, rank, fault = parse_fault(args.fault)](int it, const IterationRecord& record) {
+  const std::optional<Fault> fault = parse_fault(args.fault);
+  h.before = [fault, rank](int it) { inject(fault, rank, it); };
+  h.after = [&cfg, &args, rank, fault](int it, const IterationRecord& record) {
     IterationRecord rec = record;
     if (fault && fault->kind == Fault::Kind::nan && fault->iteration == it) rec.loss = std::nan("");
     if (rank == 0) {
