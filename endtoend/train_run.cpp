@@ -79,6 +79,12 @@ void print_summary(const RunResult& r, const std::string& out) {
               to_string(cfg.plan.precision).c_str(), r.bubble.measured.value_or(0), r.bubble.simulated.value_or(0),
               r.bubble.analytical, static_cast<double>(r.memory.peak_measured.value_or(0)) / (1 << 20),
               static_cast<double>(r.memory.peak_model()) / (1 << 20), out.empty() ? "" : ", result in ", out.c_str());
+  // Above 100% the profile's peak is below what this machine did: its
+  // percentages are of that profile, not of this machine.
+  if (hfu > 100)
+    std::fprintf(stderr, "ptdp train: warning: HFU %.0f%% of machine '%s''s %.4g TFLOP/s peak: this machine is "
+                 "faster than that profile says; re-measure its peak (sweeps/machines/%s.json)\n",
+                 hfu, cfg.machine.name.c_str(), peak, cfg.machine.name.c_str());
   if (r.projected)
     std::printf("ptdp train: projected on %s: %.4f s/iteration, bubble %.3f, model memory %.1f MiB\n",
                 cfg.machine.name.c_str(), r.projected->median_iteration_s(), r.projected->bubble.simulated.value_or(0),

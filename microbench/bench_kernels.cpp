@@ -3,8 +3,10 @@
 // default GPT), on --device cpu or cuda: the GEMMs of a layer and of the logits
 // (forward, data and weight gradient), attention forward and backward (fused
 // and unfused), layernorm, fused vs unfused residual add + layernorm, bias+GeLU
-// and scale+mask+softmax, the AdamW step, and one whole layer forward and
-// backward. On cuda the ops whose path plan.deterministic changes (embedding
+// and scale+mask+softmax, the AdamW step, and the model's parts: a layer
+// forward and backward, the embedding forward and the head (final layernorm,
+// logits, cross-entropy) forward and backward, which with the embedding
+// backward are every op of a micro-batch (scripts/op_closure.py). On cuda the ops whose path plan.deterministic changes (embedding
 // backward, cuDNN attention, the layer) run again as "NAME/deterministic": the
 // ratio is what it costs.
 // Letters: n tokens of a micro-batch (b·s), h hidden, f MLP size / t, a heads / t,
@@ -21,6 +23,9 @@
 #include "core/config/rank_dims.h"
 #include "core/data/token_source.h"
 #include "core/metrics/flops.h"
+#include "core/model/chunk_layout.h"
+#include "core/model/embedding.h"
+#include "core/model/lm_head.h"
 #include "core/model/transformer_layer.h"
 #include "microbench/bench_setup.h"
 #include "microbench/bench_timing.h"
@@ -209,15 +214,8 @@ class Suite {
     benchmark::RegisterBenchmark(name.c_str(), [this, deterministic](benchmark::State& st) {
       Ops& ops = ops_of(deterministic);
       const std::int64_t b = st.range(0), s = st.range(1), h = st.range(2), vt = st.range(3);
-      auto source = make_synthetic_source(cfg_.model.vocab, cfg_.plan.seed);
-      std::vector<std::int32_t> ids(static_cast<std::size_t>(b * s)), row(static_cast<std::size_t>(s + 1));
-      for (std::int64_t i = 0; i < b; ++i) {
-        source->sample(i, static_cast<int>(s), row.data());
-        std::copy_n(row.begin(), s, ids.begin() + i * s);
-      }
-      Tensor tokens = ops.empty({b, s}, DType::i32), dout = random_tensor(ops, {b, s, h});
+      Tensor tokens = token_tensor(ops, 0), dout = random_tensor(ops, {b, s, h});
       Tensor dwte = ops.zeros({vt, h}, DType::f32);
-      ops.upload_i32(ids.data(), tokens);
       Timer timer(ops, flush_bytes());
       const double bytes = x_.e * dbl(b * s * h) + 8 * dbl(std::min(b * s, vt) * h);
       timer.run(st, {0, bytes, "memory"}, peak_, [&] { ops.embedding_backward(tokens, dout, 0, dwte); });
@@ -240,6 +238,8 @@ class Suite {
 
   void register_optimizer_and_layer();
   void layer(bool deterministic);
+  void ends();
+  Tensor token_tensor(Ops& ops, int offset);
 
   // Ops of a variant of the plan on an allocator of its own: a stream-ordered
   // pool orders its blocks on the stream of the one ops it serves.
@@ -273,28 +273,94 @@ void Suite::register_optimizer_and_layer() {
     timer_.run(st, {0, dbl(params) * (28 + x_.e), "optimizer"}, peak_, [&] { ops_->adamw_multi(group, hp); });
   })->Args({12 * x_.h * x_.h / x_.t})->ArgNames({"params"})->UseManualTime()->Unit(benchmark::kMillisecond);
   for (const bool det : determinism_modes()) layer(det);
+  ends();
 }
 
-// One transformer layer forward or backward; deterministic: every reduction in
-// fixed order, cuDNN's deterministic backward, untimed GEMM algorithm choices.
+// Distinct layers the layer benchmark runs in sequence: on the CPU a chunk's
+// layers (at most 8), whose weights and activations together outgrow the
+// caches that one layer's fit, as in training (one layer's time, run alone, was
+// 5-12% below its share of a training forward); on a GPU one, the L2 flush
+// standing for the rest.
+int distinct_layers(const Config& cfg, Device device) {
+  if (device == Device::cuda) return 1;
+  return std::clamp(chunk_layout(cfg.model, cfg.plan, 0, 0).num_layers, 1, 8);
+}
+
+// One transformer layer forward or backward, timed per layer over a chunk's
+// distinct layers run in order (backward in reverse, from their forward's
+// activations); deterministic: every reduction in fixed order, cuDNN's
+// deterministic backward, untimed GEMM algorithm choices.
 void Suite::layer(bool deterministic) {
   for (const bool backward : {false, true})
     benchmark::RegisterBenchmark((std::string(backward ? "layer/bwd" : "layer/fwd") + suffix(deterministic)).c_str(),
                                  [this, backward, deterministic](benchmark::State& st) {
       Ops& ops = ops_of(deterministic);
       ModelContext ctx{ops, tp_, cfg_.model, cfg_.plan};
-      TransformerLayer layer(ctx, 0);
-      Tensor grads = pack_grads(ops, layer.params());
-      Tensor x = random_tensor(ops, {x_.b, x_.s, x_.h});
-      LayerActs acts;
-      Tensor y = layer.forward(x, acts, true);
+      const int count = distinct_layers(cfg_, opt_.device);
+      std::vector<std::unique_ptr<TransformerLayer>> layers;
+      ParamList params;
+      for (int i = 0; i < count; ++i) {
+        layers.push_back(std::make_unique<TransformerLayer>(ctx, i));
+        for (Param* p : layers.back()->params()) params.push_back(p);
+      }
+      Tensor grads = pack_grads(ops, params);
+      Tensor x = random_tensor(ops, {x_.b, x_.s, x_.h}), y;
+      std::vector<LayerActs> acts(static_cast<std::size_t>(count));
+      const auto forward = [&] {
+        y = x;
+        for (int i = 0; i < count; ++i) y = layers[i]->forward(y, acts[i], true);
+      };
+      forward();
       const double fwd = layer_forward_flops(cfg_.model, dbl(x_.b)) / x_.t;
       Timer timer(ops, flush_bytes());
-      timer.run(st, {backward ? 2 * fwd : fwd, 0, "layer"}, peak_, [&] {
-        if (!backward) y = layer.forward(x, acts, true);
-        else layer.backward(y, acts);
+      timer.run(st, {backward ? 2 * fwd : fwd, 0, "layer", count}, peak_, [&] {
+        if (!backward) return forward();
+        Tensor dy = y;
+        for (int i = count - 1; i >= 0; --i) dy = layers[i]->backward(dy, acts[i]);
       });
+      st.counters["layers_run"] = count;
     })->Args({x_.h, x_.t, x_.n})->ArgNames({"hidden", "tp", "tokens"})->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
+// The first stage's embedding forward (lookup, all-reduce over t, positions)
+// and the last stage's head forward and backward (final layernorm, logits
+// through the tied embedding, vocabulary-parallel cross-entropy), on the
+// synthetic stream's tokens: with the layers, every op of a micro-batch.
+void Suite::ends() {
+  benchmark::RegisterBenchmark("embedding/fwd", [this](benchmark::State& st) {
+    ModelContext ctx{*ops_, tp_, cfg_.model, cfg_.plan};
+    Embedding embedding(ctx);
+    Tensor tokens = token_tensor(*ops_, 0), x;
+    // Bytes: the looked-up rows and the positions read, the output written.
+    timer_.run(st, {0, x_.e * dbl(2 * x_.n * x_.h + x_.s * x_.h), "memory"}, peak_, [&] { x = embedding.forward(tokens); });
+  })->Args({x_.b, x_.s, x_.h})->ArgNames({"b", "s", "h"})->UseManualTime()->Unit(benchmark::kMillisecond);
+  for (const bool backward : {false, true})
+    benchmark::RegisterBenchmark(backward ? "head/bwd" : "head/fwd", [this, backward](benchmark::State& st) {
+      ModelContext ctx{*ops_, tp_, cfg_.model, cfg_.plan};
+      LmHead head(ctx, nullptr);
+      Tensor grads = pack_grads(*ops_, head.params());
+      Tensor x = random_tensor(*ops_, {x_.b, x_.s, x_.h}), targets = token_tensor(*ops_, 1);
+      HeadActs acts;
+      Tensor losses = head.forward(x, targets, acts);
+      const double fwd = 2 * dbl(x_.n) * dbl(x_.h) * dbl(x_.vt);
+      timer_.run(st, {backward ? 2 * fwd : fwd, 0, "layer"}, peak_, [&] {
+        if (backward) head.backward(targets, acts, 1.0);
+        else losses = head.forward(x, targets, acts);
+      });
+    })->Args({x_.n, x_.h, x_.vt})->ArgNames({"tokens", "h", "Vt"})->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
+// Tokens (b, s) of the synthetic stream, shifted by `offset` (1: the targets).
+Tensor Suite::token_tensor(Ops& ops, int offset) {
+  auto source = make_synthetic_source(cfg_.model.vocab, cfg_.plan.seed);
+  std::vector<std::int32_t> ids(static_cast<std::size_t>(x_.n)), row(static_cast<std::size_t>(x_.s + 1));
+  for (std::int64_t i = 0; i < x_.b; ++i) {
+    source->sample(i, static_cast<int>(x_.s), row.data());
+    std::copy_n(row.begin() + offset, x_.s, ids.begin() + i * x_.s);
+  }
+  Tensor t = ops.empty({x_.b, x_.s}, DType::i32);
+  ops.upload_i32(ids.data(), t);
+  return t;
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ void Timer::run(benchmark::State& state, const Work& work, double peak_flops, co
       op();
       ops_.record_mark(1);
       ops_.synchronize();
-      state.SetIterationTime(ops_.mark_seconds(1));
+      state.SetIterationTime(ops_.mark_seconds(1) / work.units);
     }
   } catch (const OutOfMemory& e) {
     state.SkipWithError(e.what());

@@ -16,7 +16,8 @@ namespace ptdp::bench {
 struct Work {
   double flops = 0;  // per iteration
   double bytes = 0;  // moved per iteration
-  std::string label; // "gemm", "memory", "attention", "flash_attention", "optimizer", "layer"
+  std::string label; // "gemm", "memory", "attention", "flash_attention", "optimizer", "layer" (a model part)
+  int units = 1;     // copies of the op one run holds (a chunk's layers): time and work are per unit
 };
 
 // (shape) in the compute type, values drawn from N(0, scale²), fixed seed: inputs with training's

@@ -9,8 +9,9 @@ by their fastest run. Points with more ranks than cores are
 oversubscribed: their ranks take turns on a core, which no projection models;
 they are reported, marked, and excepted from the bound.
 
-Usage: closure.py --ptdp BIN --calibration FILE --bound 0.10 --out FILE [--sweep SWEEP.json]... RESULTS.json...
-Exit 0 when every point that is not oversubscribed is within the bound, 1 otherwise.
+Usage: closure.py --ptdp BIN --calibration FILE --bound 0.10 --out FILE [--ops OPS.json] [--sweep SWEEP.json]... RESULTS.json...
+Exit 0 when every point that is not oversubscribed is within the bound (and,
+with --ops, the compute per micro-batch), 1 otherwise.
 """
 import argparse
 import json
@@ -97,6 +98,8 @@ def main():
     ap.add_argument("--bound", type=float, default=0.10)
     ap.add_argument("--out", required=True)
     ap.add_argument("--sweep", action="append", default=[], help="a sweep JSON the results came from (else sweeps/NAME)")
+    ap.add_argument("--ops", help="scripts/op_closure.py's result: compute per micro-batch against its "
+                    "benchmarked ops, kept in the report and part of the pass")
     ap.add_argument("results", nargs="+")
     a = ap.parse_args()
     cores = os.cpu_count() or 1
@@ -116,13 +119,17 @@ def main():
               "load_average_at_end": os.getloadavg()[0],
               "measured": "fastest iteration over the attempts' runs", "points": rows,
               "pass": bool(checked) and all(r["within_bound"] for r in checked)}
+    if a.ops:
+        with open(a.ops) as f:
+            report["compute_per_micro_batch"] = json.load(f)
+        report["pass"] = report["pass"] and report["compute_per_micro_batch"]["pass"]
     with open(a.out, "w") as f:
         json.dump(report, f, indent=1)
     for r in rows:
         mark = " (oversubscribed: excepted)" if r["oversubscribed"] else ("" if r["within_bound"] else "  OUT OF BOUND")
         print(f"{r['sweep']:>16} {r['label']:<28} measured {r['measured_s']:.4f} s  projected {r['projected_s']:.4f} s"
               f"  error {100 * r['error']:+6.1f}%{mark}")
-    print(f"closure: {len(checked)} points checked, bound {100 * a.bound:.0f}%: {'pass' if report['pass'] else 'FAIL'}")
+    print(f"closure: {len(checked)} points checked{' and compute per micro-batch' if a.ops else ''}, bound {100 * a.bound:.0f}%: {'pass' if report['pass'] else 'FAIL'}")
     return 0 if report["pass"] else 1
 
 

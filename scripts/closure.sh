@@ -3,7 +3,9 @@
 # benchmarks (scripts/machine_check.sh), measure every point of the CPU sweeps
 # (ptdp sweep --mode measure), project each with that calibration and compare
 # (scripts/closure.py): fails when a point that is not oversubscribed is off
-# by more than the bound. Writes DIR/closure.json.
+# by more than the bound, or when a single-rank run's compute per micro-batch
+# is off the sum of its benchmarked ops (scripts/op_closure.py) by more than
+# the bound. Writes DIR/closure.json.
 # --attempts N: calibrate and measure again, up to N times, until it passes;
 # each check uses every attempt so far, each benchmark and point by its fastest
 # run (a busy spell on a shared machine spoils one attempt; a real miss stays).
@@ -39,6 +41,11 @@ attempt() {  # attempt N: a calibration and a measurement of its own, then the c
   base="$out/base_config.json"
   /usr/bin/python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); b=dict(s["base"]); b["machine"]=s["machine"]; json.dump(b,open(sys.argv[2],"w"))' "${sweeps[0]}" "$base"
   scripts/machine_check.sh --config "$base" --out "$dir/calibration" "${check[@]}"
+  # A single-rank base config also runs once with a trace: its forward and
+  # backward per micro-batch against the sum of the benchmarked ops.
+  if [ "$(/usr/bin/python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; print(p.get("tp",1)*p.get("pp",1)*p.get("dp",1))' "$base")" = 1 ]; then
+    "$build/endtoend/ptdp" train --config "$base" --iterations 6 --warmup 2 --trace "$dir/trace.json" > "$dir/train.txt"
+  fi
   for s in "${sweeps[@]}"; do
     r="$dir/$(basename "$s" .json).measured.json"
     # A fresh measurement beside the fresh calibration: the sweep would resume
@@ -54,8 +61,14 @@ attempt() {  # attempt N: a calibration and a measurement of its own, then the c
     --machine "$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["machine"])' "$base")" \
     --out "$out/calibration.json" > "$out/calibration.txt"
   results=("$out"/attempt*/*.measured.json)
+  ops=()
+  if [ -f "$dir/trace.json" ]; then  # the runtime's compute per micro-batch against its benchmarked ops
+    /usr/bin/python3 scripts/op_closure.py --config "$base" --kernels "$out"/attempt*/calibration/kernels.json \
+      --trace "$out"/attempt*/trace.json --bound "$bound" --out "$out/ops.json" || true  # judged in closure.py
+    ops=(--ops "$out/ops.json")
+  fi
   /usr/bin/python3 scripts/closure.py --ptdp "$build/endtoend/ptdp" --calibration "$out/calibration.json" \
-    --bound "$bound" --out "$out/closure.json" "${defs[@]}" "${results[@]}"
+    --bound "$bound" --out "$out/closure.json" "${ops[@]}" "${defs[@]}" "${results[@]}"
 }
 
 rm -rf "$out"/attempt* "$out/closure.json"

@@ -49,4 +49,21 @@ def closure_section(results_dir):
         lines += table(["sweep", "point", "ranks", "measured s", "projected s", "error", f"±{bound:.0f}%"],
                        [[r["sweep"], r["label"], r["ranks"], f"{r['measured_s']:.4f}", f"{r['projected_s']:.4f}",
                          f"{100 * r['error']:+.1f}%", _bound_cell(r)] for r in rows]) + [""]
+        lines += _ops_lines(doc.get("compute_per_micro_batch"), table)
     return lines
+
+
+def _ops_lines(ops, table):
+    """The single-rank run's compute per micro-batch against its benchmarked ops (scripts/op_closure.py)."""
+    if not ops:
+        return []
+    bound = 100 * ops.get("bound", 0)
+    rows = []
+    for direction, d in ops.get("directions", {}).items():
+        parts = " + ".join(f"{p['count']}×{p['benchmark']}" if p["count"] > 1 else p["benchmark"] for p in d["parts"])
+        within = "within" if abs(d["excess"]) * 100 <= bound else "OUT"
+        rows.append([direction, f"{1e3 * d['measured_s']:.3f}", f"{1e3 * d['sum_of_ops_s']:.3f}",
+                     f"{100 * d['excess']:+.1f}%", within, parts])
+    return ["The single-rank run's compute per micro-batch (median of its trace) against the sum of its ops "
+            "as `ptdp_bench_kernels` measures them at the same shapes (`scripts/op_closure.py`).", ""] + \
+        table(["direction", "runtime ms", "sum of ops ms", "excess", f"±{bound:.0f}%", "ops"], rows) + [""]

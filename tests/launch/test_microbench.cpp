@@ -17,13 +17,13 @@ TEST(Microbench, CpuSuitesRunAndCalibrateTheProjection) {
   test::ScratchDir dir("microbench");
   const auto k = test::run_command(std::string(PTDP_BENCH_KERNELS) +
                                        " --benchmark_min_time=0.01 --benchmark_out=kernels.json"
-                                       " --benchmark_out_format=json --benchmark_filter='gemm/qkv|layernorm|adamw|layer/fwd|attention/unfused_fused_softmax_fwd'",
+                                       " --benchmark_out_format=json --benchmark_filter='gemm/qkv|layernorm|adamw|layer/fwd|head/|embedding/fwd|attention/unfused_fused_softmax_fwd'",
                                    dir);
   ASSERT_EQ(k.status, 0) << k.err;
   const json kernels = json::parse(test::read_file(dir.path() / "kernels.json"));
   EXPECT_EQ(kernels["context"]["ptdp_device"], "cpu");
   EXPECT_FALSE(kernels["context"]["ptdp_commit"].get<std::string>().empty());
-  int gemms = 0;
+  int gemms = 0, ends = 0;
   for (const auto& run : kernels["benchmarks"]) {
     EXPECT_FALSE(run.value("error_occurred", false)) << run.dump();
     const std::string label = run["label"];
@@ -35,8 +35,14 @@ TEST(Microbench, CpuSuitesRunAndCalibrateTheProjection) {
       EXPECT_GT(run["GB/s"].get<double>(), 0) << run["name"];
     }
     gemms += label == "gemm" ? 1 : 0;
+    const std::string name = run["name"];
+    ends += name.rfind("head/", 0) == 0 || name.rfind("embedding/fwd", 0) == 0 ? 1 : 0;
+    if (name.rfind("layer/fwd", 0) == 0) {
+      EXPECT_EQ(run["layers_run"].get<double>(), 2) << "the default model's two layers, in order";
+    }
   }
   EXPECT_EQ(gemms, 3);  // qkv forward, data gradient, weight gradient
+  EXPECT_EQ(ends, 3);   // embedding forward, head forward and backward
   const auto c = test::run_command(std::string(PTDP_MPIRUN) + " -np 2 " + PTDP_BENCH_COLLECTIVES +
                                        " --max-bytes 4096 --config " + PTDP_SOURCE_DIR + "/endtoend/configs/tiny.json"
                                        " --benchmark_min_time=0.01 --benchmark_out=collectives.json --benchmark_out_format=json",

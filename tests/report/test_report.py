@@ -146,6 +146,10 @@ class BuildReportOnFixtures(unittest.TestCase):
         self.assertRow("| cpu_layouts | 1f1b single rank | 1 | 0.1250 | 0.1275 | +2.0% | within |")
         self.assertRow("| cpu_layouts | 1f1b t=2 | 2 | 0.1000 | 0.0750 | -25.0% | OUT |")
         self.assertRow("| cpu_layouts | 1f1b t=2 p=2 s/g | 4 | 0.0800 | 0.0440 | -45.0% | oversubscribed: excepted |")
+        # compute per micro-batch: 5.25 ms against 0.2 + 4·1.1 + 0.4 = 5.0 ms (+5.0%, within 10%);
+        # 10.8 ms against 0.6 + 4·2.0 + 0.4 = 9.0 ms (+20.0%, out).
+        self.assertRow("| forward | 5.250 | 5.000 | +5.0% | within | embedding/fwd + 4×layer/fwd + head/fwd |")
+        self.assertRow("| backward | 10.800 | 9.000 | +20.0% | OUT | head/bwd + 4×layer/bwd + embedding/bwd |")
 
     def test_figure8_derived_from_figure7(self):
         # Fixture t(b) = 0.25, 0.43, 0.80 s; p = 8. B = 128: T = 135·0.25, 71·0.43, 39·0.80 = 33.75,

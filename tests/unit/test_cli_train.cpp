@@ -55,6 +55,27 @@ TEST(CliTrain, WritesAMeasuredResultWithFallingLoss) {
   EXPECT_GE(trace["traceEvents"].size(), 8u);  // 4 forwards and 4 backwards at least
 }
 
+// A profile whose peak is below what the run did (MFU above 100%) is named:
+// its percentages are not of this machine.
+TEST(CliTrain, APeakBelowTheMeasuredRateIsWarnedOf) {
+  ScratchDir dir("low-peak");
+  auto cfg = test::tiny_config_json();
+  auto machine = nlohmann::json::parse(test::read_file(std::string(PTDP_SOURCE_DIR) + "/sweeps/machines/cpu-host.json"));
+  const auto config_with_peak = [&](double tflops) {
+    machine["peak_tflops"]["fp32"] = tflops;
+    cfg["machine"] = machine;
+    return dir.write("c.json", cfg.dump()).string();
+  };
+  const std::string run = test::ptdp_cli() + " train --iterations 3 --config ";
+  auto r = test::run_command(run + config_with_peak(1e-9), dir);  // 1 kFLOP/s: any run is above it
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: HFU"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("re-measure its peak (sweeps/machines/cpu-host.json)"), std::string::npos) << r.err;
+  r = test::run_command(run + config_with_peak(1e6), dir);  // an exaFLOP/s core: no warning
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+}
+
 TEST(CliTrain, HeadsNotDivisibleByTpIsRefusedWithoutOutput) {
   ScratchDir dir("refused");
   auto cfg = test::tiny_config_json();
