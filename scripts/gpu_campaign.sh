@@ -5,8 +5,8 @@
 # the headline training runs of ptdp and of the PyTorch baseline, and writes a
 # summary. See docs/gpu-campaign.md.
 #
-# Usage: scripts/gpu_campaign.sh OUTDIR [--part 1|2|all] [--steps env,build,gputest,kernels,train,baseline]
-#   --part 1    env, build (ptdp, GPU tests, kernel benchmarks), gputest, kernels, train   (~9 min)
+# Usage: scripts/gpu_campaign.sh OUTDIR [--part 1|2|all] [--steps env,build,gputest,kernels,closure,train,baseline]
+#   --part 1    env, build (ptdp, GPU tests, kernel benchmarks), gputest, kernels, closure, train   (~9.5 min)
 #   --part 2    env, build (ptdp only; incremental when part 1's build is still there), baseline
 #   --part all  everything, in the order above (the default; what does not fit the budget is skipped)
 # OUTDIR receives at most 5 files (the device tool returns 8): campaign.log, env.txt,
@@ -37,9 +37,9 @@ while [ $# -gt 0 ]; do
   shift
 done
 case "$PART" in
-  1) : "${STEPS:=env,build,gputest,kernels,train}" ;;
+  1) : "${STEPS:=env,build,gputest,kernels,closure,train}" ;;
   2) : "${STEPS:=env,build,baseline}" ;;
-  all) : "${STEPS:=env,build,gputest,kernels,train,baseline}" ;;
+  all) : "${STEPS:=env,build,gputest,kernels,closure,train,baseline}" ;;
   *) echo "gpu_campaign: --part must be 1, 2 or all"; exit 2 ;;
 esac
 
@@ -174,7 +174,9 @@ step_build() {
   grep -E "ptdp: CUDA|Could NOT|not found" "$WORK/logs/configure.log" 2>/dev/null | head -5
   local targets=(ptdp)
   [ "$PART" = 2 ] || targets+=(ptdp_bench_kernels ptdp_gpu_tests)
-  if [ "$DEVICE" = cpu ] || ! grep -q "PTDP_WITH_CUDA:BOOL=ON" "$BUILD/CMakeCache.txt"; then targets=(ptdp); fi
+  if [ "$DEVICE" = cpu ] || ! grep -q "PTDP_WITH_CUDA:BOOL=ON" "$BUILD/CMakeCache.txt"; then
+    targets=(ptdp); [ "$PART" = 2 ] || targets+=(ptdp_bench_kernels)  # the CPU rehearsal's closure step
+  fi
   # One target after the other, ptdp first: a build cut off by its cap still leaves ptdp for the train step.
   local failed=0
   for target in "${targets[@]}"; do
@@ -268,6 +270,48 @@ EOF
   note "kernels.json, gemm_ceiling.json, calibration.json written"
 }
 
+# Closure on this GPU (issue 15): at the kernels step's shapes (1.7B, micro-batch
+# 4, no recompute), one traced training run against (a) its projection with the
+# calibration made from those benchmarks and (b) the sum of its benchmarked ops
+# per micro-batch (scripts/op_closure.py). The CPU rehearsal benchmarks and
+# calibrates here, the kernels step being GPU-only.
+step_closure() {
+  need_gpu
+  local cfg dir="$WORK/closure"; cfg=$(make_config 1.7b 4 none)
+  mkdir -p "$dir"
+  if [ "$DEVICE" = cpu ]; then
+    "$BUILD/microbench/ptdp_bench_kernels" --device cpu --config "$cfg" --benchmark_min_time=0.05 \
+      --benchmark_out="$WORK/kernels.json" --benchmark_out_format=json > "$WORK/logs/kernels.txt" 2>&1 &&
+      "$PTDP" calibrate "$WORK/kernels.json" --machine "$MACHINE" --out "$WORK/calibration.json" > "$WORK/logs/calibrate.log" 2>&1
+  fi
+  [ -f "$WORK/calibration.json" ] || { note "no calibration.json: the kernels step did not finish"; exit 1; }
+  "$PTDP" train --config "$cfg" --device "$DEVICE" --iterations 6 --warmup 2 --trace "$dir/trace.json" \
+    --out "$dir/measured.json" > "$WORK/logs/closure-train.log" 2>&1 || { note "train failed (logs/closure-train.log)"; exit 1; }
+  "$PTDP" project --config "$cfg" --calibration "$WORK/calibration.json" --out "$dir/projected.json" \
+    > "$WORK/logs/closure-project.log" 2>&1 || { note "project failed (logs/closure-project.log)"; exit 1; }
+  $PY "$ROOT/scripts/op_closure.py" --config "$cfg" --kernels "$WORK/kernels.json" --trace "$dir/trace.json" \
+    --bound 0.10 --out "$dir/ops.json" > "$WORK/logs/closure-ops.log" 2>&1
+  local ops=$?
+  cat "$WORK/logs/closure-ops.log"
+  local line
+  line=$($PY - "$dir" <<'EOF'
+import json, sys
+d = sys.argv[1]
+m, p = (json.load(open(f"{d}/{k}.json"))["metrics"]["iteration_s"]["median"] for k in ("measured", "projected"))
+print(f"iteration measured {m:.4g} s, calibrated projection {p:.4g} s ({100 * (p / m - 1):+.1f}%)"
+      + ("" if abs(p / m - 1) <= 0.10 else ", beyond 10%"))
+EOF
+)
+  note "$line"
+  case $ops in
+    0) ;;
+    1) note "compute per micro-batch beyond 10% of the sum of its ops (closure/ops.json)" ;;
+    *) note "op_closure.py refused its input (logs/closure-ops.log)" ;;
+  esac
+  [ "$ops" = 0 ] && [[ "$line" != *beyond* ]]
+}
+export -f step_closure
+
 # Micro-batches to try, largest first: the first that fits is the headline.
 micro_batches() { if [ "$DEVICE" = cpu ]; then echo "4 2"; else echo "16 8 4 2 1"; fi; }
 export -f micro_batches
@@ -343,7 +387,7 @@ export -f step_env step_build step_gputest step_kernels step_train step_baseline
 # Driver: each step under timeout, its status recorded; the summary and the
 # archive rewritten after every step, so a cut-off run still returns both.
 # ---------------------------------------------------------------------------
-declare -A CAP=([env]=40 [build]=${PTDP_CAMPAIGN_BUILD_CAP_S:-330} [gputest]=150 [kernels]=120 [train]=560 [baseline]=560)
+declare -A CAP=([env]=40 [build]=${PTDP_CAMPAIGN_BUILD_CAP_S:-330} [gputest]=150 [kernels]=120 [closure]=60 [train]=560 [baseline]=560)
 finish() {
   $PY "$ROOT/scripts/gpu_campaign_summary.py" "$WORK" > "$WORK/summary.md" 2> "$WORK/logs/summary.log" ||
     cp "$WORK/logs/summary.log" "$WORK/summary.md"

@@ -49,6 +49,27 @@ def result_row(path, r):
             num(None if peak is None else peak / 2**30, ".3g"), num(mt.get("tokens_per_s"), ".0f")]
 
 
+def closure_lines(folders):
+    """The closure step's check: iteration time against the calibrated projection, and compute
+    per micro-batch against the sum of its benchmarked ops (scripts/op_closure.py)."""
+    out = []
+    for w in folders:
+        d = os.path.join(w, "closure")
+        measured, projected, ops = (load(os.path.join(d, f"{k}.json")) for k in ("measured", "projected", "ops"))
+        if not measured:
+            continue
+        out += ["", "## Closure on this GPU (1.7B, micro-batch 4, the kernels step's shapes)", ""]
+        m = measured["metrics"]["iteration_s"]["median"]
+        if projected:
+            p = projected["metrics"]["iteration_s"]["median"]
+            out += [f"- iteration: measured {m:.4g} s, projected with this GPU's calibration {p:.4g} s "
+                    f"({100 * (p / m - 1):+.1f}%)"]
+        for direction, r in ((ops or {}).get("directions") or {}).items():
+            out += [f"- compute per micro-batch, {direction}: runtime {1e3 * r['measured_s']:.3f} ms, sum of its "
+                    f"benchmarked ops {1e3 * r['sum_of_ops_s']:.3f} ms ({100 * r['excess']:+.1f}%)"]
+    return out
+
+
 def main(folders):
     out = ["# ptdp GPU campaign: summary", ""]
     env = next((l for w in folders for l in lines(os.path.join(w, "env.txt")) if l and l[0].startswith("gpu:")), None)
@@ -74,6 +95,7 @@ def main(folders):
                 rows.append(result_row(path, r))
     rows.sort(key=lambda r: (r[0], r[4], r[2], r[1]))
     out += ["| " + " | ".join(r) + " |" for r in rows] or ["| (no results) |" + " |" * (len(header) - 1)]
+    out += closure_lines(folders)
     attempts = [a for w in folders for a in lines(os.path.join(w, "attempts.tsv"))]
     if attempts:
         out += ["", "## Micro-batch attempts (largest first; the first ok is the headline)", "",
