@@ -39,6 +39,33 @@ TEST(Allocator, OutOfMemoryNamesRankRequestAndPeak) {
   }
 }
 
+// Freed blocks come back for the same size (training repeats its sizes every
+// micro-batch) and never pile up beyond what was live: a size the cache cannot
+// serve while it holds more than is live empties it. A sanitizer build frees
+// at once instead (so ASan sees a use after free).
+TEST(Allocator, ReusesAFreedBlockOfTheSameSizeAndBoundsItsCache) {
+  if (!CpuAllocator::caches_blocks()) GTEST_SKIP() << "AddressSanitizer build: the allocator frees at once";
+  CpuAllocator alloc;
+  void* first = alloc.allocate(1000);
+  alloc.deallocate(first, 1000);
+  EXPECT_EQ(alloc.cached_bytes(), 1024);  // 64-byte multiples
+  EXPECT_EQ(alloc.stats().live_bytes, 0);
+  void* again = alloc.allocate(1000);
+  EXPECT_EQ(again, first);
+  EXPECT_EQ(alloc.cached_bytes(), 0);
+  EXPECT_EQ(alloc.stats().live_bytes, 1000);
+  EXPECT_EQ(alloc.stats().allocations, 2);
+  alloc.deallocate(again, 1000);
+  void* other = alloc.allocate(64);  // cache 1024 > live 0: emptied before a fresh block
+  EXPECT_EQ(alloc.cached_bytes(), 0);
+  void* kept = alloc.allocate(4096);
+  alloc.deallocate(other, 64);  // cache 64 < live 4096: a miss keeps it
+  void* miss = alloc.allocate(128);
+  EXPECT_EQ(alloc.cached_bytes(), 64);
+  alloc.deallocate(miss, 128);
+  alloc.deallocate(kept, 4096);
+}
+
 TEST(Tensor, RowsAndViewsShareStorage) {
   CpuAllocator alloc;
   Tensor a(alloc, {4, 3}, DType::f32);
