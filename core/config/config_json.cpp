@@ -42,6 +42,7 @@ void read_plan(JsonFields& top, Plan& p, ConfigErrors& errors) {
   f.required("pp", p.pp);
   f.required("dp", p.dp);
   f.optional("virtual_stages", p.virtual_stages);
+  f.optional("layers_per_stage", p.layers_per_stage);
   f.required("micro_batch", p.micro_batch);
   f.required("global_batch", p.global_batch);
   f.optional("schedule", p.schedule);

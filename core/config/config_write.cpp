@@ -12,7 +12,7 @@ json to_json(const Model& m) {
 }
 
 json to_json(const Plan& p) {
-  return {{"tp", p.tp},
+  json j = {{"tp", p.tp},
           {"pp", p.pp},
           {"dp", p.dp},
           {"virtual_stages", p.virtual_stages},
@@ -29,6 +29,8 @@ json to_json(const Plan& p) {
           {"distributed_optimizer", p.distributed_optimizer},
           {"grad_accumulation_fusion", p.grad_accumulation_fusion},
           {"deterministic", p.deterministic}};
+  if (!p.layers_per_stage.empty()) j["layers_per_stage"] = p.layers_per_stage;  // absent: the even split
+  return j;
 }
 
 json to_json(const OptimizerConfig& o) {

@@ -44,6 +44,18 @@ std::string convert(const json& v, std::map<std::string, V>& out) {
   out = std::move(result);
   return "";
 }
+std::string convert(const json& v, std::vector<int>& out) {
+  if (!v.is_array()) return "must be a list of integers";
+  std::vector<int> result;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    int value = 0;
+    auto why = convert(v[i], value);
+    if (!why.empty()) return "entry " + std::to_string(i) + " " + why;
+    result.push_back(value);
+  }
+  out = std::move(result);
+  return "";
+}
 
 }  // namespace
 
@@ -67,6 +79,7 @@ bool JsonFields::optional(const char* key, std::uint64_t& out) { return read(key
 bool JsonFields::optional(const char* key, double& out) { return read(key, out, false); }
 bool JsonFields::optional(const char* key, bool& out) { return read(key, out, false); }
 bool JsonFields::optional(const char* key, std::string& out) { return read(key, out, false); }
+bool JsonFields::optional(const char* key, std::vector<int>& out) { return read(key, out, false); }
 bool JsonFields::optional(const char* key, std::map<std::string, double>& out) {
   return read(key, out, false);
 }

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,6 +30,7 @@ class JsonFields {
   bool optional(const char* key, double& out);
   bool optional(const char* key, bool& out);
   bool optional(const char* key, std::string& out);
+  bool optional(const char* key, std::vector<int>& out);
   bool optional(const char* key, std::map<std::string, double>& out);
   bool optional(const char* key, std::map<std::string, std::string>& out);
 

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/config/bounds.h"
 
@@ -16,6 +17,10 @@ struct Plan {
   int pp = 1;              // p: pipeline-parallel size (splits layers into stages)
   int dp = 1;              // d: data-parallel size (replicas over the batch)
   int virtual_stages = 1;  // v: model chunks per pipeline rank (interleaved schedule)
+  // Decoder layers of each virtual stage, in virtual-stage order (p·v entries summing to
+  // model.layers); empty: l/(p·v) each. Lets the end stages carry fewer layers to balance
+  // the embedding and the output head (core/model/chunk_layout.h reads it).
+  std::vector<int> layers_per_stage;
   int micro_batch = 1;     // b: sequences per micro-batch
   int global_batch = 1;    // B: sequences per iteration, over all replicas
   std::string schedule = "1f1b";           // pipeline schedule: gpipe | 1f1b | interleaved

@@ -109,13 +109,34 @@ void check_vocab_split(const Model& m, const Plan& p, Rules& r) {
   }
 }
 
+// An uneven split: one positive count per virtual stage, adding up to the model's layers
+// (so l need not divide by p·v).
+void check_layer_split(const Model& m, const Plan& p, Rules& r) {
+  const std::string field = "plan.layers_per_stage";
+  const long long stages = static_cast<long long>(p.pp) * p.virtual_stages;
+  const long long n = static_cast<long long>(p.layers_per_stage.size());
+  if (p.pp > 0 && p.virtual_stages > 0 && n != stages)
+    r.fail(field, field + " has " + std::to_string(n) + " entries; it needs one per virtual stage, plan.pp·"
+                  "plan.virtual_stages = " + std::to_string(stages));
+  long long sum = 0;
+  for (long long i = 0; i < n; ++i) {
+    const int layers = p.layers_per_stage[static_cast<std::size_t>(i)];
+    if (layers <= 0)
+      r.fail(field, field + "[" + std::to_string(i) + "]=" + std::to_string(layers) + " must be positive");
+    sum += layers;
+  }
+  if (sum != m.layers)
+    r.fail(field, field + " sums to " + std::to_string(sum) + ", not model.layers=" + std::to_string(m.layers));
+}
+
 void check_splits(const Model& m, const Plan& p, Rules& r) {
   r.divides("plan.tp", p.tp, "model.heads", m.heads);
   r.divides("plan.tp", p.tp, "model.hidden", m.hidden);
   r.divides("plan.tp", p.tp, "model.ffn_hidden", m.ffn());
   check_vocab_split(m, p, r);
   if (p.sequence_parallel) r.divides("plan.tp", p.tp, "model.seq_len (sequence_parallel)", m.seq_len);
-  if (p.pp > 0 && p.virtual_stages > 0)
+  if (!p.layers_per_stage.empty()) check_layer_split(m, p, r);
+  else if (p.pp > 0 && p.virtual_stages > 0)
     r.divides("plan.pp·plan.virtual_stages", static_cast<long long>(p.pp) * p.virtual_stages,
               "model.layers", m.layers);
   if (p.micro_batch > 0 && p.dp > 0)

@@ -15,20 +15,21 @@ MemoryTraits memory_traits(const Machine& machine, const Plan& plan) {
   return memory_traits(machine.device, plan.precision, plan.attention == Attention::flash);
 }
 
-std::int64_t rank_parameter_count(const Model& m, const Plan& p, int pp_rank) {
+std::int64_t chunk_parameter_count(const Model& m, const Plan& p, const ChunkLayout& l) {
   const std::int64_t h = m.hidden, f = m.ffn(), t = p.tp, v = m.padded_vocab(), s = m.seq_len;
   // Shards: QKV (3h/t)·h + 3h/t, proj h·h/t + h, MLP (f/t)·h + f/t + h·f/t + h, two layernorms 4h.
   const std::int64_t per_layer = (3 * h * h + 3 * h + h * h + 2 * h * f + f) / t + 2 * h + 4 * h;
+  std::int64_t total = i64(l.num_layers) * per_layer;
+  if (l.has_embedding) total += v / t * h + s * h;
+  // Final layernorm; the tied word embedding's copy when the embedding is on another stage
+  // (both on one chunk only when p·v = 1).
+  if (l.has_head) total += 2 * h + (l.has_embedding ? 0 : v / t * h);
+  return total;
+}
+
+std::int64_t rank_parameter_count(const Model& m, const Plan& p, int pp_rank) {
   std::int64_t total = 0;
-  bool embedding = false, head = false;
-  for (int c = 0; c < p.virtual_stages; ++c) {
-    const ChunkLayout l = chunk_layout(m, p, pp_rank, c);
-    total += i64(l.num_layers) * per_layer;
-    embedding = embedding || l.has_embedding;
-    head = head || l.has_head;
-  }
-  if (embedding) total += v / t * h + s * h;
-  if (head) total += 2 * h + (embedding ? 0 : v / t * h);  // final layernorm; tied copy on another stage
+  for (int c = 0; c < p.virtual_stages; ++c) total += chunk_parameter_count(m, p, chunk_layout(m, p, pp_rank, c));
   return total;
 }
 

@@ -23,6 +23,7 @@
 #include "core/config/model.h"
 #include "core/config/plan.h"
 #include "core/metrics/activation_bytes.h"
+#include "core/model/chunk_layout.h"
 #include "core/schedule/instruction.h"
 
 namespace ptdp {
@@ -40,6 +41,8 @@ struct MemoryBreakdown {
 
 // Parameter elements held by pipeline rank `pp_rank` (one tensor-parallel shard).
 std::int64_t rank_parameter_count(const Model& m, const Plan& p, int pp_rank);
+// The same for one chunk: its layers, and the embedding or head it holds.
+std::int64_t chunk_parameter_count(const Model& m, const Plan& p, const ChunkLayout& l);
 
 // The most bytes alive at once while `program` runs, when a forward of chunk c
 // makes chunk_bytes[c] alive until the backward of the same (mb, c).

@@ -67,7 +67,7 @@ void CostModel::build_chunk_costs(const Config& cfg, const DeviceRates& dev) {
       if (!cfg.plan.grad_accumulation_fusion && cfg.machine.mechanisms.fp32_grad_accumulation) {
         // Each micro-batch's 16-bit weight gradients are added into the fp32
         // main gradients in a pass of their own: read 2, read 4 and write 4 bytes.
-        const double params = static_cast<double>(rank_parameter_count(cfg.model, cfg.plan, r)) / v_;
+        const double params = static_cast<double>(chunk_parameter_count(cfg.model, cfg.plan, l));
         b.memory += dev.memory_seconds(10 * params, 1);
       }
       if (l.has_embedding) f += edges_.embedding_forward, b += edges_.embedding_backward;

@@ -25,8 +25,40 @@ std::vector<int> virtual_stage_choices(const Config& c, const std::vector<int>& 
   std::vector<int> out;
   for (int v : candidates)
     if (v >= 2 && c.model.layers % (c.plan.pp * v) == 0) out.push_back(v);
+  if (!c.plan.layers_per_stage.empty() && std::find(out.begin(), out.end(), c.plan.virtual_stages) == out.end())
+    out.push_back(c.plan.virtual_stages);  // the base's own uneven split need not divide evenly
   if (out.empty()) out.push_back(1);
   return out;
+}
+
+// A base's explicit layers_per_stage fits its own p·v only; other shapes get the even split.
+void keep_layer_split_if_fits(Config& c, const Plan& base) {
+  if (c.plan.pp != base.pp || c.plan.virtual_stages != base.virtual_stages) c.plan.layers_per_stage.clear();
+}
+
+// The even split with one layer moved from the first and from the last virtual stage
+// to their neighbours: those stages also run the embedding and the output head.
+// Empty when the plan has a split already, p < 3, or the stages hold fewer than 2 layers.
+std::vector<int> lighter_ends(const Config& c) {
+  const int stages = c.plan.pp * c.plan.virtual_stages;
+  if (!c.plan.layers_per_stage.empty() || c.plan.pp < 3 || c.model.layers % stages != 0) return {};
+  const int n = c.model.layers / stages;
+  if (n < 2) return {};
+  std::vector<int> split(static_cast<std::size_t>(stages), n);
+  --split.front(), --split.back();
+  ++split[1], ++split[split.size() - 2];
+  return split;
+}
+
+// Adds `c`, projected, to `out` when it is valid and fits; counts it in `refused` when it does not fit.
+void consider(const Config& c, const Calibration* calibration, std::vector<Candidate>& out, int& refused) {
+  if (!validate(c).empty() || !check_work_limits(c.model, c.plan).empty()) return;
+  Projection proj = project(c, calibration);
+  if (!proj.fits) {
+    ++refused;
+    return;
+  }
+  out.push_back({c, std::move(proj)});
 }
 
 }  // namespace
@@ -41,13 +73,14 @@ std::vector<Candidate> search_plans(const Config& base, const SearchSpace& space
       c.plan.tp = t, c.plan.pp = p, c.plan.micro_batch = b;
       for (int v : virtual_stage_choices(c, space.virtual_stages)) {
         c.plan.virtual_stages = v;
-        if (!validate(c).empty() || !check_work_limits(c.model, c.plan).empty()) continue;
-        Projection proj = project(c, calibration);
-        if (!proj.fits) {
-          ++refused;
-          continue;
+        c.plan.layers_per_stage = base.plan.layers_per_stage;
+        keep_layer_split_if_fits(c, base.plan);
+        consider(c, calibration, out, refused);
+        if (std::vector<int> split = lighter_ends(c); space.uneven_ends && !split.empty()) {
+          Config uneven = c;
+          uneven.plan.layers_per_stage = std::move(split);
+          consider(uneven, calibration, out, refused);
         }
-        out.push_back({c, std::move(proj)});
       }
     }
   std::sort(out.begin(), out.end(),

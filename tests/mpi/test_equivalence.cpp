@@ -27,15 +27,22 @@ struct Layout {
   const char* schedule;
   Recompute recompute;
   bool scatter_gather;
+  std::vector<int> layers_per_stage = {};  // empty: the even split
 };
 
 std::string name_of(const Layout& l);
 void PrintTo(const Layout& l, std::ostream* os) { *os << name_of(l); }
 
+std::string split_name(const std::vector<int>& split) {
+  std::string out = split.empty() ? "" : "_split";
+  for (int n : split) out += std::to_string(n);
+  return out;
+}
+
 std::string name_of(const Layout& l) {
   return "t" + std::to_string(l.t) + "p" + std::to_string(l.p) + "d" + std::to_string(l.d) + "v" +
          std::to_string(l.v) + "_" + (std::string(l.schedule) == "1f1b" ? "1F1B" : l.schedule) + "_" +
-         to_string(l.recompute) + (l.scatter_gather ? "_sg" : "");
+         to_string(l.recompute) + (l.scatter_gather ? "_sg" : "") + split_name(l.layers_per_stage);
 }
 
 Config base_config() { return test::equivalence_config(); }
@@ -98,6 +105,7 @@ void run_layout(const Layout& l, Communicator& sub) {
   cfg.plan.schedule = l.schedule;
   cfg.plan.recompute = l.recompute;
   cfg.plan.scatter_gather = l.scatter_gather;
+  cfg.plan.layers_per_stage = l.layers_per_stage;
   ASSERT_TRUE(validate(cfg, sub.size()).empty()) << validate(cfg, sub.size()).front().message;
   CpuAllocator alloc(sub.rank());
   CpuOps ops(alloc);
@@ -145,6 +153,8 @@ std::vector<Layout> layouts() {
           out.push_back({s.t, s.p, s.d, s.v, schedule, r, sg});
         }
   }
+  // Uneven stages: 4 layers over 3 stages, which no even split allows.
+  for (Recompute r : {Recompute::none, Recompute::full}) out.push_back({1, 3, 1, 1, "1f1b", r, false, {1, 2, 1}});
   return out;
 }
 

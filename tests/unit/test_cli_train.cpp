@@ -90,6 +90,17 @@ TEST(CliTrain, HeadsNotDivisibleByTpIsRefusedWithoutOutput) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "r.json"));
 }
 
+TEST(CliTrain, ABadLayerSplitIsRefusedWithoutOutput) {
+  ScratchDir dir("split");
+  auto cfg = test::tiny_config_json();
+  cfg["plan"]["layers_per_stage"] = {1, 1, 1};  // three entries for one stage of two layers
+  const auto config = dir.write("bad.json", cfg.dump());
+  const auto r = test::run_command(test::ptdp_cli() + " train --config " + config.string() + " --out r.json", dir);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("plan.layers_per_stage"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "r.json"));
+}
+
 TEST(CliTrain, MalformedOrUnknownInputExitsTwo) {
   ScratchDir dir("malformed");
   const auto broken = dir.write("broken.json", "{\"model\": {\"layers\": 2,");

@@ -70,6 +70,20 @@ TEST(Sweep, PointsBreakingARuleAreListedWithTheirReason) {
   EXPECT_EQ(s.valid_points(), 1);
 }
 
+// A list-valued field (plan.layers_per_stage) set by a point and by an axis of lists.
+TEST(Sweep, PointsAndAxesSetListFields) {
+  test::ScratchDir dir("sweep-lists");
+  json j = base_sweep();
+  j["axes"] = json::array({{{"plan.layers_per_stage", {{1, 3}, {2, 2}}}}});
+  j["points"] = json::array({{{"plan.pp", 2}}, {{"plan.pp", 3}, {"plan.layers_per_stage", {1, 2, 1}}}});
+  const Sweep s = load(j, dir);
+  ASSERT_EQ(s.points.size(), 4u);
+  EXPECT_EQ(s.points[0].config.plan.layers_per_stage, (std::vector<int>{1, 3}));
+  EXPECT_EQ(s.points[1].config.plan.layers_per_stage, (std::vector<int>{2, 2}));
+  EXPECT_EQ(s.points[2].config.plan.layers_per_stage, (std::vector<int>{1, 2, 1}));  // the point's own wins
+  EXPECT_EQ(s.valid_points(), 4);
+}
+
 std::vector<std::string> refusal(const json& j) {
   test::ScratchDir dir("sweep-bad");
   try {
