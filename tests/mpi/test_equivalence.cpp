@@ -6,6 +6,7 @@
 // ranks uses the first N, the others wait.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -32,9 +33,16 @@ struct Layout {
 std::string name_of(const Layout& l);
 void PrintTo(const Layout& l, std::ostream* os) { *os << name_of(l); }
 
+// A test-name-safe schedule name: "1F1B", "gpipe", "zb_h1", ...
+std::string schedule_tag(const char* schedule) {
+  std::string s = std::string(schedule) == "1f1b" ? "1F1B" : schedule;
+  std::replace(s.begin(), s.end(), '-', '_');
+  return s;
+}
+
 std::string name_of(const Layout& l) {
   return "t" + std::to_string(l.t) + "p" + std::to_string(l.p) + "d" + std::to_string(l.d) + "v" +
-         std::to_string(l.v) + "_" + (std::string(l.schedule) == "1f1b" ? "1F1B" : l.schedule) + "_" +
+         std::to_string(l.v) + "_" + schedule_tag(l.schedule) + "_" +
          to_string(l.recompute) + (l.scatter_gather ? "_sg" : "");
 }
 
@@ -145,6 +153,11 @@ std::vector<Layout> layouts() {
           out.push_back({s.t, s.p, s.d, s.v, schedule, r, sg});
         }
   }
+  // Zero bubble (B and W split, W's GEMMs deferred): issue 17's layouts, and
+  // full recompute once (W keeps the recomputed GEMM inputs).
+  for (const Shape& s : {Shape{1, 2, 1, 1}, Shape{1, 4, 1, 1}, Shape{2, 2, 2, 1}})
+    out.push_back({s.t, s.p, s.d, s.v, "zb-h1", Recompute::none, s.t > 1});
+  out.push_back({1, 2, 1, 1, "zb-h1", Recompute::full, false});
   return out;
 }
 
