@@ -77,7 +77,8 @@ class Ops {
 
   // --- linear: y (n, m) = x (n, k) · w (m, k)ᵀ (+ bias (m) when defined) ---------
   virtual void linear_forward(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y) = 0;
-  // dx (n, k) = dy · w when defined; dw (m, k) += dyᵀ · x; dbias (m) += Σ rows of dy when defined.
+  // dx (n, k) = dy · w when defined; dw (m, k) += dyᵀ · x when defined (a zero-bubble
+  // B defers it to W); dbias (m) += Σ rows of dy when defined.
   virtual void linear_backward(const Tensor& dy, const Tensor& x, const Tensor& w, Tensor& dx,
                                Tensor& dw, Tensor& dbias) = 0;
   // y (n, m) += bias (m);  dbias (m) += Σ rows of dy.
@@ -93,7 +94,7 @@ class Ops {
   virtual void add(const Tensor& a, const Tensor& b, Tensor& out) = 0;  // out may alias a or b
   // Backward of y = gelu(pre)·wᵀ (+ bias): dy (n, m) into the second linear,
   // w (m, f), gelu_out (n, f) its input, pre (n, f) the pre-activation;
-  // dpre (n, f) overwritten; dw (m, f) += dyᵀ·gelu_out; dbias (m) += Σ rows of dy
+  // dpre (n, f) overwritten; dw (m, f) += dyᵀ·gelu_out when defined; dbias (m) += Σ rows of dy
   // and dbias_pre (f) += Σ rows of dpre, each when defined. A backend may fuse
   // the GeLU gradient and dbias_pre into the data-gradient GEMM.
   virtual void linear_gelu_backward(const Tensor& dy, const Tensor& gelu_out, const Tensor& pre, const Tensor& w,

@@ -38,7 +38,7 @@ std::int64_t peak_alive_bytes(const Program& program, const std::vector<std::int
   for (const Instr& in : program) {
     if (in.op == Op::forward) alive += chunk_bytes[static_cast<std::size_t>(in.chunk)];
     peak = std::max(peak, alive);
-    if (in.op == Op::backward) alive -= chunk_bytes[static_cast<std::size_t>(in.chunk)];
+    if (ends_activation(in.op)) alive -= chunk_bytes[static_cast<std::size_t>(in.chunk)];
   }
   return peak;
 }

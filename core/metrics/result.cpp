@@ -5,6 +5,7 @@
 
 #include "core/metrics/flops.h"
 #include "core/metrics/result_io.h"
+#include "core/schedule/registry.h"
 
 namespace ptdp {
 
@@ -170,6 +171,9 @@ json to_json(const MemoryBreakdown& m) {
 double analytical_bubble(const Plan& p) {
   const double m = p.micro_batches();
   if (m <= 0) return 0.0;
+  const ScheduleInfo* info = find_schedule(p.schedule);
+  if (info != nullptr && info->analytical_bubble != nullptr)
+    return info->analytical_bubble(p.pp, p.micro_batches(), p.virtual_stages);
   return (p.pp - 1) / (p.virtual_stages * m);
 }
 

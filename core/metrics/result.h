@@ -107,7 +107,8 @@ double model_tflops_per_gpu(const Config& cfg, double iteration_s);
 
 nlohmann::json to_json(const MemoryBreakdown& m);
 
-// Analytical bubble of the plan: (p−1)/m, and (p−1)/(v·m) for interleaved schedules.
+// Analytical bubble of the plan: (p−1)/m, and (p−1)/(v·m) for interleaved
+// schedules; a schedule may state its own (ScheduleInfo::analytical_bubble).
 double analytical_bubble(const Plan& p);
 
 }  // namespace ptdp

@@ -23,7 +23,7 @@ BubbleStats pipeline_bubble(const Timeline& events) {
   for (const auto& e : events) {
     if (!e.is_instruction()) continue;
     begin = std::min(begin, e.start_s);
-    if (e.instr.op == Op::backward) end = std::max(end, e.end_s);
+    if (is_compute(e.instr.op) && e.instr.op != Op::forward) end = std::max(end, e.end_s);
     busy[e.rank] += 0;
   }
   if (end <= begin) return stats;

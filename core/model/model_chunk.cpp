@@ -56,7 +56,7 @@ std::vector<ChunkPart> ModelChunk::backward_parts() const {
 }
 
 Tensor ModelChunk::backward(const MicroBatch& mb, const Tensor& dout, ChunkActs& acts, double grad_scale,
-                            const PartDone& part_done) {
+                            const PartDone& part_done, DeferredWeightGrads* later) {
   const auto done = [&](int part) {
     if (part_done) part_done(part);
   };
@@ -69,7 +69,7 @@ Tensor ModelChunk::backward(const MicroBatch& mb, const Tensor& dout, ChunkActs&
   for (std::size_t i = layers_.size(); i-- > 0;) {
     LayerActs& a = acts.layers[i];
     if (ctx_.plan.recompute == Recompute::full) layers_[i]->forward(a.x, a, true);  // recompute
-    dx = layers_[i]->backward(dx, a);
+    dx = layers_[i]->backward(dx, a, later);
     a = LayerActs{};  // free this layer's activations as soon as its backward is done
     done(static_cast<int>(i));
   }

@@ -53,8 +53,10 @@ class ModelChunk {
   // (ignored on the last stage, which starts from the loss scaled by
   // grad_scale). Returns the gradient of the input (undefined on the first stage).
   // `part_done` (may be empty) runs after each part, in backward_parts() order.
+  // With `later` (zero-bubble B) the layers' weight-gradient GEMMs are
+  // recorded there for W; the embedding and the head do all their work here.
   Tensor backward(const MicroBatch& mb, const Tensor& dout, ChunkActs& acts, double grad_scale,
-                  const PartDone& part_done = {});
+                  const PartDone& part_done = {}, DeferredWeightGrads* later = nullptr);
 
   // The parts in the order backward completes them: head, layers last to first, embedding.
   std::vector<ChunkPart> backward_parts() const;

@@ -94,15 +94,17 @@ Tensor TransformerLayer::forward(const Tensor& x, LayerActs& acts, bool keep_sco
 }
 
 // dy (b, s, h) -> gradient at x2 (b, s, h), including the residual path.
-Tensor TransformerLayer::mlp_backward(const Tensor& dy, LayerActs& a) {
+Tensor TransformerLayer::mlp_backward(const Tensor& dy, LayerActs& a, DeferredWeightGrads* later) {
   Ops& ops = ctx_.ops;
   // fc2's bias gradient Σ rows of dy (the same dy on every tensor-parallel
   // rank, so the row-parallel bias needs no reduction); fc1's from dfc1.
   Tensor dfc1 = ops.empty(a.fc1.shape());
-  ops.linear_gelu_backward(dy, a.gelu, a.fc1, fc2_w_->value, dfc1, fc2_w_->grad, fc2_b_->grad, fc1_b_->grad);
+  Tensor dw2 = weight_grad_target(*fc2_w_, dy, a.gelu, later);
+  ops.linear_gelu_backward(dy, a.gelu, a.fc1, fc2_w_->value, dfc1, dw2, fc2_b_->grad, fc1_b_->grad);
   Tensor dln2 = ops.empty(a.ln2.y.shape());
   Tensor no_bias;  // fc1's bias gradient came with dfc1 above
-  ops.linear_backward(dfc1, a.ln2.y, fc1_w_->value, dln2, fc1_w_->grad, no_bias);
+  Tensor dw1 = weight_grad_target(*fc1_w_, dfc1, a.ln2.y, later);
+  ops.linear_backward(dfc1, a.ln2.y, fc1_w_->value, dln2, dw1, no_bias);
   all_reduce(ctx_.tp, dln2);  // f: each shard saw all of ln2
   Tensor dx2 = layernorm_backward(ops, dln2, a.x2, a.ln2, *ln2_g_, *ln2_b_);
   ops.add(dx2, dy, dx2);
@@ -110,11 +112,12 @@ Tensor TransformerLayer::mlp_backward(const Tensor& dy, LayerActs& a) {
 }
 
 // dx2 (b, s, h) -> gradient at x (b, s, h), including the residual path.
-Tensor TransformerLayer::attention_backward(const Tensor& dx2, LayerActs& a) {
+Tensor TransformerLayer::attention_backward(const Tensor& dx2, LayerActs& a, DeferredWeightGrads* later) {
   Ops& ops = ctx_.ops;
   Tensor dattn = ops.empty(a.attn.shape());
   // The row-parallel bias's gradient Σ rows of dx2, as fc2's above.
-  ops.linear_backward(dx2, a.attn, proj_w_->value, dattn, proj_w_->grad, proj_b_->grad);
+  Tensor dw_proj = weight_grad_target(*proj_w_, dx2, a.attn, later);
+  ops.linear_backward(dx2, a.attn, proj_w_->value, dattn, dw_proj, proj_b_->grad);
   if (!a.attn_saved.defined()) {  // selective recompute: rebuild the attention state
     Tensor again = ops.empty(a.attn.shape());
     a.attn_saved = ops.attention_forward(a.qkv, heads_, again);
@@ -122,16 +125,17 @@ Tensor TransformerLayer::attention_backward(const Tensor& dx2, LayerActs& a) {
   Tensor dqkv = ops.empty(a.qkv.shape());
   ops.attention_backward(dattn, a.qkv, a.attn, a.attn_saved, heads_, dqkv);
   Tensor dln1 = ops.empty(a.ln1.y.shape());
-  ops.linear_backward(dqkv, a.ln1.y, qkv_w_->value, dln1, qkv_w_->grad, qkv_b_->grad);
+  Tensor dw_qkv = weight_grad_target(*qkv_w_, dqkv, a.ln1.y, later);
+  ops.linear_backward(dqkv, a.ln1.y, qkv_w_->value, dln1, dw_qkv, qkv_b_->grad);
   all_reduce(ctx_.tp, dln1);  // f
   Tensor dx = layernorm_backward(ops, dln1, a.x, a.ln1, *ln1_g_, *ln1_b_);
   ops.add(dx, dx2, dx);
   return dx;
 }
 
-Tensor TransformerLayer::backward(const Tensor& dy, LayerActs& acts) {
-  Tensor dx2 = mlp_backward(dy, acts);
-  return attention_backward(dx2, acts);
+Tensor TransformerLayer::backward(const Tensor& dy, LayerActs& acts, DeferredWeightGrads* later) {
+  Tensor dx2 = mlp_backward(dy, acts, later);
+  return attention_backward(dx2, acts, later);
 }
 
 }  // namespace ptdp

@@ -9,6 +9,7 @@
 #include "core/model/layernorm.h"
 #include "core/model/model_context.h"
 #include "core/model/param.h"
+#include "core/model/weight_grads.h"
 
 namespace ptdp {
 
@@ -35,8 +36,10 @@ class TransformerLayer {
   // y (b, s, h) from x (b, s, h); fills acts. `keep_scores` false drops the
   // attention state (selective recompute recomputes it in backward).
   Tensor forward(const Tensor& x, LayerActs& acts, bool keep_scores);
-  // dx (b, s, h) from dy (b, s, h); accumulates parameter gradients.
-  Tensor backward(const Tensor& dy, LayerActs& acts);
+  // dx (b, s, h) from dy (b, s, h); accumulates parameter gradients. With
+  // `later` (zero-bubble B) the four weight-gradient GEMMs are recorded there
+  // instead; layernorm and bias gradients are still accumulated here.
+  Tensor backward(const Tensor& dy, LayerActs& acts, DeferredWeightGrads* later = nullptr);
 
   ParamList params() const;
 
@@ -45,8 +48,8 @@ class TransformerLayer {
   Tensor attention_block(LayerActs& acts, bool keep_scores);
   // From ln2 and x2: fills fc1, gelu; returns the layer output.
   Tensor mlp_block(LayerActs& acts);
-  Tensor mlp_backward(const Tensor& dy, LayerActs& acts);
-  Tensor attention_backward(const Tensor& dx2, LayerActs& acts);
+  Tensor mlp_backward(const Tensor& dy, LayerActs& acts, DeferredWeightGrads* later);
+  Tensor attention_backward(const Tensor& dx2, LayerActs& acts, DeferredWeightGrads* later);
   // y := all-reduce(y) + bias + residual.
   void row_parallel_reduce(Tensor& y, const Param& bias, const Tensor& residual);
 

@@ -75,6 +75,7 @@ IterationResult Executor::run(const Program& program, std::int64_t first_sample)
                                ops_.mark_seconds(static_cast<int>(2 * i + 2))});
   result.timeline.insert(result.timeline.end(), waits.begin(), waits.end());
   slots_.clear();
+  deferred_.clear();
   batches_.clear();
   return result;
 }
@@ -93,6 +94,8 @@ void Executor::execute(const Instr& in, IterationResult& result) {
       transfer,                                                                          // recv_backward
       [](Executor& e, const Instr& i, IterationResult&) { e.backward(i); },            // backward
       transfer,                                                                          // send_backward
+      [](Executor& e, const Instr& i, IterationResult&) { e.backward(i); },            // backward_input
+      [](Executor& e, const Instr& i, IterationResult&) { e.backward_weight(i); },     // backward_weight
       [](Executor& e, const Instr&, IterationResult&) {                                 // reduce_tied
         reduce_tied_embedding(e.model_.tied_word(), *e.groups_.embedding);
       },
@@ -146,10 +149,28 @@ void Executor::backward(const Instr& in) {
   // all-reduce then sums.
   const double grad_scale =
       scaler_.scale() / (static_cast<double>(p.micro_batch) * cfg_.model.seq_len * p.micro_batches() * p.dp);
-  s.dinput = chunk.backward(needs_data ? micro_batch(in.mb) : kNone, s.dout, s.acts, grad_scale, part_done(in));
+  // A zero-bubble B leaves the weight gradients to its W, so the gradient
+  // buckets' readiness fires there, not here.
+  const bool split = in.op == Op::backward_input;
+  DeferredWeightGrads* later = split ? &deferred_[{in.mb, in.chunk}] : nullptr;
+  s.dinput = chunk.backward(needs_data ? micro_batch(in.mb) : kNone, s.dout, s.acts, grad_scale,
+                            split ? PartDone{} : part_done(in), later);
   s.acts = ChunkActs{};
   s.input = s.dout = Tensor{};
   if (!s.dinput.defined()) slots_.erase({in.mb, in.chunk});
+}
+
+// Runs the deferred GEMMs, then, on the chunk's last W, reports every part
+// complete in backward_parts() order (the head's and embedding's gradients
+// were complete at B already; reporting them here keeps the visit order).
+void Executor::backward_weight(const Instr& in) {
+  const auto it = deferred_.find({in.mb, in.chunk});
+  if (it == deferred_.end()) throw std::logic_error(to_string(in) + " before its backward_input");
+  it->second.run(ops_);
+  deferred_.erase(it);
+  const PartDone done = part_done(in);
+  if (!done) return;
+  for (const ChunkPart& part : model_.chunk(in.chunk).backward_parts()) done(part.part);
 }
 
 int Executor::tag(bool gradient, int virtual_stage, int mb) const {

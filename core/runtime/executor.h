@@ -59,7 +59,8 @@ class Executor {
 
   void execute(const Instr& in, IterationResult& result);
   void forward(const Instr& in, IterationResult& result);
-  void backward(const Instr& in);
+  void backward(const Instr& in);         // B(mb, chunk) whole, or (backward_input) its input half
+  void backward_weight(const Instr& in);  // W(mb, chunk): the GEMMs its backward_input deferred
   // Runs the transfers program[begin, end) of one schedule step as one group.
   void run_transfer_step(const Program& program, std::size_t begin, std::size_t end);
   void post_send(const Instr& in);
@@ -81,6 +82,9 @@ class Executor {
   const TokenSource& data_;
   std::int64_t first_sample_ = 0;
   std::map<std::pair<int, int>, Slot> slots_;
+  // Zero bubble: per (mb, chunk), the weight-gradient GEMMs from its B to its
+  // W (outlives the slot, which send_backward frees).
+  std::map<std::pair<int, int>, DeferredWeightGrads> deferred_;
   std::map<int, MicroBatch> batches_;
   std::vector<PendingSend> sends_;
   bool group_transfers_ = true;  // the schedule's steps pair up across ranks (core/schedule/deadlock.h)

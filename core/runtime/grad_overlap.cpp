@@ -12,7 +12,7 @@ LastBackwards last_backwards(const Program& program, int chunks) {
   std::vector<std::size_t> at(static_cast<std::size_t>(chunks), 0);  // position of the last backward
   for (std::size_t i = 0; i < program.size(); ++i) {
     const Instr& in = program[i];
-    if (in.op != Op::backward || in.chunk < 0 || in.chunk >= chunks) continue;
+    if (!ends_gradients(in.op) || in.chunk < 0 || in.chunk >= chunks) continue;
     last.mb[static_cast<std::size_t>(in.chunk)] = in.mb;
     at[static_cast<std::size_t>(in.chunk)] = i;
   }

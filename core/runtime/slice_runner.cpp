@@ -75,7 +75,8 @@ void per_chunk_costs(const Timeline& events, int v, SliceMeasurement& m) {
   };
   for (int c = 0; c < v; ++c) {
     m.forward_s.push_back(of(Op::forward, c));
-    m.backward_s.push_back(of(Op::backward, c));
+    // A zero-bubble list runs each backward as B then W: their sum is the whole one.
+    m.backward_s.push_back(of(Op::backward, c) + of(Op::backward_input, c) + of(Op::backward_weight, c));
   }
   m.optimizer_s = of(Op::optimizer_step, -1);
 }
@@ -127,7 +128,7 @@ SliceProjection project_slice(const Config& cfg, const SliceMeasurement& m, cons
   auto model = std::make_shared<const CostModel>(cfg, calibration);
   const auto measured_pass = [model, &m, k](int rank, const Instr& in) {
     const bool fwd = in.op == Op::forward;
-    const PassCost& here = fwd ? model->forward(rank, in.chunk) : model->backward(rank, in.chunk);
+    const PassCost& here = model->pass(rank, in);  // F, the whole backward, or its B or W share
     const PassCost& there = fwd ? model->forward(k, in.chunk) : model->backward(k, in.chunk);
     const double measured = (fwd ? m.forward_s : m.backward_s)[static_cast<std::size_t>(in.chunk)];
     PassCost c;

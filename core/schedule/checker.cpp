@@ -23,9 +23,9 @@ void report(ScheduleCheck& out, std::string what) {
   else if (out.problems.size() == kMaxProblems) out.problems.push_back("(further problems not listed)");
 }
 
-// The six per-micro-batch ops, numbered for the slot table; -1 for whole-model steps.
+// The eight per-micro-batch ops, numbered for the slot table; -1 for whole-model steps.
 int op_slot(Op op) { return traits(op).slot; }
-constexpr int kSlots = 6;
+constexpr int kSlots = 8;
 
 // Where (op, mb, chunk) sits in one rank's list: how often, and first where.
 struct Seen {
@@ -41,6 +41,9 @@ class RankChecker {
 
   void run() {
     for (std::size_t i = 0; i < prog_.size(); ++i) note(prog_[i], i);
+    split_ = std::any_of(prog_.begin(), prog_.end(), [](const Instr& in) {
+      return in.op == Op::backward_input || in.op == Op::backward_weight;
+    });
     for (int mb = 0; mb < s_.m; ++mb)
       for (int c = 0; c < s_.v; ++c) check_pass(mb, c);
   }
@@ -90,20 +93,26 @@ class RankChecker {
                      name(first, mb, c) + " (instruction " + std::to_string(a.pos) + ")");
   }
 
+  // A rank's list either runs each backward whole (Op::backward) or split
+  // (zero bubble: B = backward_input, then W = backward_weight), never both.
   void check_pass(int mb, int c) {
     const int has_prev = prev_stage(s_, s_.rank, c).valid() ? 1 : 0;
     const int has_next = next_stage(s_, s_.rank, c).valid() ? 1 : 0;
+    const Op b = split_ ? Op::backward_input : Op::backward;  // what sends the input gradient
     check_once(Op::forward, mb, c, 1);
-    check_once(Op::backward, mb, c, 1);
+    check_once(Op::backward, mb, c, split_ ? 0 : 1);
+    check_once(Op::backward_input, mb, c, split_ ? 1 : 0);
+    check_once(Op::backward_weight, mb, c, split_ ? 1 : 0);
     check_once(Op::recv_forward, mb, c, has_prev);
     check_once(Op::send_forward, mb, c, has_next);
     check_once(Op::recv_backward, mb, c, has_next);
     check_once(Op::send_backward, mb, c, has_prev);
-    check_order(Op::forward, Op::backward, mb, c);
+    check_order(Op::forward, b, mb, c);
     check_order(Op::recv_forward, Op::forward, mb, c);
     check_order(Op::forward, Op::send_forward, mb, c);
-    check_order(Op::recv_backward, Op::backward, mb, c);
-    check_order(Op::backward, Op::send_backward, mb, c);
+    check_order(Op::recv_backward, b, mb, c);
+    check_order(b, Op::send_backward, mb, c);
+    if (split_) check_order(Op::backward_input, Op::backward_weight, mb, c);
   }
 
   const Program& prog_;
@@ -111,6 +120,7 @@ class RankChecker {
   ScheduleCheck& out_;
   std::string who_;
   std::vector<Seen> seen_;  // kSlots · m · v
+  bool split_ = false;      // the list splits backwards into B and W
 };
 
 std::string on(int rank, const Instr& in) { return to_string(in) + " on rank " + std::to_string(rank); }
@@ -183,7 +193,7 @@ int max_in_flight(const Program& program) {
   int now = 0, most = 0;
   for (const Instr& in : program) {
     if (in.op == Op::forward) most = std::max(most, ++now);
-    if (in.op == Op::backward) --now;
+    if (ends_activation(in.op)) --now;
   }
   return most;
 }

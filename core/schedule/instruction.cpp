@@ -31,11 +31,21 @@ void append_forward(Program& prog, const ScheduleSpec& s, int mb, int chunk) {
   if (next.valid()) prog.push_back({Op::send_forward, mb, chunk, next.rank});
 }
 
-void append_backward(Program& prog, const ScheduleSpec& s, int mb, int chunk) {
+namespace {
+void append_backward_as(Op op, Program& prog, const ScheduleSpec& s, int mb, int chunk) {
   const StagePos prev = prev_stage(s, s.rank, chunk), next = next_stage(s, s.rank, chunk);
   if (next.valid()) prog.push_back({Op::recv_backward, mb, chunk, next.rank});
-  prog.push_back({Op::backward, mb, chunk});
+  prog.push_back({op, mb, chunk});
   if (prev.valid()) prog.push_back({Op::send_backward, mb, chunk, prev.rank});
+}
+}  // namespace
+
+void append_backward(Program& prog, const ScheduleSpec& s, int mb, int chunk) {
+  append_backward_as(Op::backward, prog, s, mb, chunk);
+}
+
+void append_backward_input(Program& prog, const ScheduleSpec& s, int mb, int chunk) {
+  append_backward_as(Op::backward_input, prog, s, mb, chunk);
 }
 
 void append_step(Program& prog, const ScheduleSpec& s) {

@@ -18,13 +18,15 @@ enum class Op : std::uint8_t {
   recv_backward,   // receive the gradient of (mb, chunk)'s output from the next stage
   backward,        // B(mb, chunk)
   send_backward,   // send the gradient of (mb, chunk)'s input to the previous stage
+  backward_input,  // zero bubble: the input-gradient half of B(mb, chunk); keeps what W needs
+  backward_weight, // zero bubble: W(mb, chunk), the deferred weight gradients of that B
   reduce_tied,     // sum the tied word-embedding gradients of the first and last stage
   reduce_grads,    // data-parallel all-reduce of all gradients
   optimizer_step,  // clip by the global norm, AdamW
 };
 // Adding an Op: one row in kOpTraits below, one entry in each executor's table
 // (Executor::kRun in core/runtime/executor.cpp, kStep in core/sim/pipeline_sim.cpp).
-inline constexpr std::size_t kOpCount = 9;
+inline constexpr std::size_t kOpCount = 11;
 
 // Which neighbour stage a transfer talks to: the previous stage (upstream) or
 // the next one (downstream).
@@ -39,7 +41,7 @@ struct OpTraits {
   bool recv;       // waits for one from a neighbour stage
   bool forward;    // belongs to the forward pass (activations flow downstream)
   PeerSide peer;   // the neighbour a transfer names
-  int slot;        // 0..5 for the per-micro-batch ops (checker tables), -1 else
+  int slot;        // 0..7 for the per-micro-batch ops (checker tables), -1 else
 };
 
 inline constexpr std::array<OpTraits, kOpCount> kOpTraits = {{
@@ -49,6 +51,8 @@ inline constexpr std::array<OpTraits, kOpCount> kOpTraits = {{
     {Op::recv_backward, "recv_backward", false, false, true, false, PeerSide::downstream, 3},
     {Op::backward, "B", true, false, false, false, PeerSide::none, 4},
     {Op::send_backward, "send_backward", false, true, false, false, PeerSide::upstream, 5},
+    {Op::backward_input, "B", true, false, false, false, PeerSide::none, 6},
+    {Op::backward_weight, "W", true, false, false, false, PeerSide::none, 7},
     {Op::reduce_tied, "reduce_tied", false, false, false, false, PeerSide::none, -1},
     {Op::reduce_grads, "reduce_grads", false, false, false, false, PeerSide::none, -1},
     {Op::optimizer_step, "optimizer_step", false, false, false, false, PeerSide::none, -1},
@@ -67,6 +71,13 @@ constexpr bool is_compute(Op op) { return traits(op).compute; }     // forward o
 constexpr bool is_send(Op op) { return traits(op).send; }
 constexpr bool is_recv(Op op) { return traits(op).recv; }
 constexpr bool is_transfer(Op op) { return is_send(op) || is_recv(op); }  // moves data between stages
+// After this op the forward's activations of (mb, chunk) are no longer needed
+// for the input gradient: the full backward, or a zero-bubble B (whose W keeps
+// only the GEMM inputs and output gradients it needs).
+constexpr bool ends_activation(Op op) { return op == Op::backward || op == Op::backward_input; }
+// After this op (mb, chunk)'s weight gradients are complete: the full
+// backward, or a zero-bubble W.
+constexpr bool ends_gradients(Op op) { return op == Op::backward || op == Op::backward_weight; }
 
 // A table with one entry per Op, indexed by the Op: executors dispatch through
 // one. Build it with op_table, which takes exactly kOpCount entries in enum
@@ -117,6 +128,9 @@ StagePos prev_stage(const ScheduleSpec& s, int rank, int chunk);
 // position in the model needs.
 void append_forward(Program& prog, const ScheduleSpec& s, int mb, int chunk);
 void append_backward(Program& prog, const ScheduleSpec& s, int mb, int chunk);
+// Zero bubble: the receive, B (input gradient) and send of (mb, chunk); its W
+// is appended separately, later, by the schedule.
+void append_backward_input(Program& prog, const ScheduleSpec& s, int mb, int chunk);
 // The whole-model steps after the pipeline flush.
 void append_step(Program& prog, const ScheduleSpec& s);
 

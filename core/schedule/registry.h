@@ -18,6 +18,9 @@ struct ScheduleInfo {
   std::string description;
   ScheduleBuilder build;
   bool interleaved = false;  // supports v > 1 (and then needs m a multiple of p)
+  // The analytical bubble (idle over busy time per rank) for p, m, v; null:
+  // (p−1)/(v·m), the 1F1B family's.
+  double (*analytical_bubble)(int p, int m, int v) = nullptr;
 };
 
 struct ScheduleRegistration {

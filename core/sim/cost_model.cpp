@@ -54,7 +54,7 @@ void CostModel::switch_off(const Mechanisms& on) {
   if (!on.data_parallel_comm) zero(dp_reduce_), tied_reduce_ = 0;
   if (!on.pipeline_comm) zero(to_next_), zero(to_prev_);
   if (!on.tensor_parallel_comm)
-    for (auto* v : {&forward_, &backward_})
+    for (auto* v : {&forward_, &backward_, &backward_input_, &weight_grad_})
       for (PassCost& c : *v) c.tp_comm = 0;
 }
 
@@ -63,17 +63,22 @@ void CostModel::build_chunk_costs(const Config& cfg, const DeviceRates& dev) {
     for (int c = 0; c < v_; ++c) {
       const ChunkLayout l = chunk_layout(cfg.model, cfg.plan, r, c);
       PassCost f = l.num_layers * layer_.forward, b = l.num_layers * layer_.backward;
+      PassCost w = l.num_layers * layer_.weight_grad;
       b += l.num_layers * layer_.recompute;
       if (!cfg.plan.grad_accumulation_fusion && cfg.machine.mechanisms.fp32_grad_accumulation) {
         // Each micro-batch's 16-bit weight gradients are added into the fp32
         // main gradients in a pass of their own: read 2, read 4 and write 4 bytes.
         const double params = static_cast<double>(chunk_parameter_count(cfg.model, cfg.plan, l));
         b.memory += dev.memory_seconds(10 * params, 1);
+        w.memory += dev.memory_seconds(10 * params, 1);
       }
       if (l.has_embedding) f += edges_.embedding_forward, b += edges_.embedding_backward;
       if (l.has_head) f += edges_.head_forward, b += edges_.head_backward;
       forward_.push_back(f);
       backward_.push_back(b);
+      weight_grad_.push_back(w);
+      backward_input_.push_back(b);
+      backward_input_.back() -= w;
     }
 }
 
@@ -111,6 +116,15 @@ double CostModel::transfer(int src, int dst) const {
   return to_prev_[static_cast<std::size_t>(src)];
 }
 
+const PassCost& CostModel::pass(int pp_rank, const Instr& in) const {
+  switch (in.op) {
+    case Op::forward: return forward(pp_rank, in.chunk);
+    case Op::backward_input: return backward_input(pp_rank, in.chunk);
+    case Op::backward_weight: return backward_weight(pp_rank, in.chunk);
+    default: return backward(pp_rank, in.chunk);
+  }
+}
+
 PipelineCosts CostModel::pipeline_costs() const {
   PipelineCosts c;
   // One entry per Op (instruction.h's order); receives cost nothing here: the
@@ -123,6 +137,8 @@ PipelineCosts CostModel::pipeline_costs() const {
       [](const CostModel&, int, const Instr&) { return 0.0; },                                // recv_backward
       [](const CostModel& m, int r, const Instr& in) { return m.backward(r, in.chunk).total(); },  // backward
       [](const CostModel& m, int r, const Instr& in) { return m.transfer(r, in.peer); },          // send_backward
+      [](const CostModel& m, int r, const Instr& in) { return m.backward_input(r, in.chunk).total(); },  // B
+      [](const CostModel& m, int r, const Instr& in) { return m.backward_weight(r, in.chunk).total(); },  // W
       [](const CostModel& m, int, const Instr&) { return m.tied_reduce(); },                  // reduce_tied
       [](const CostModel& m, int r, const Instr&) { return m.dp_reduce(r); },                 // reduce_grads
       [](const CostModel& m, int r, const Instr&) { return m.optimizer(r); });                // optimizer_step

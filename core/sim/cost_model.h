@@ -20,6 +20,13 @@ class CostModel {
 
   const PassCost& forward(int pp_rank, int chunk) const { return forward_[index(pp_rank, chunk)]; }
   const PassCost& backward(int pp_rank, int chunk) const { return backward_[index(pp_rank, chunk)]; }
+  // Zero bubble: backward split into B (input gradient; with the embedding's
+  // and head's whole backward) and W (the layers' weight-gradient GEMMs and the
+  // fp32 gradient accumulation). B + W = backward.
+  const PassCost& backward_input(int pp_rank, int chunk) const { return backward_input_[index(pp_rank, chunk)]; }
+  const PassCost& backward_weight(int pp_rank, int chunk) const { return weight_grad_[index(pp_rank, chunk)]; }
+  // The pass a compute instruction (F, B, W or the whole backward) runs.
+  const PassCost& pass(int pp_rank, const Instr& compute) const;
   // One boundary activation (or its gradient) from pipeline rank src to dst.
   double transfer(int src, int dst) const;
   double tied_reduce() const { return tied_reduce_; }
@@ -44,6 +51,7 @@ class CostModel {
   LayerCosts layer_;
   EdgeCosts edges_;
   std::vector<PassCost> forward_, backward_;  // [pp_rank·v + chunk]
+  std::vector<PassCost> backward_input_, weight_grad_;  // [pp_rank·v + chunk]
   std::vector<double> to_next_, to_prev_;     // transfer from rank r to r+1 and to r−1 (wrapping)
   double tied_reduce_ = 0;
   std::vector<double> dp_reduce_, optimizer_;

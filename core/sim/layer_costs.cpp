@@ -13,6 +13,14 @@ PassCost& PassCost::operator+=(const PassCost& o) {
   return *this;
 }
 
+PassCost& PassCost::operator-=(const PassCost& o) {
+  gemm -= o.gemm;
+  attention -= o.attention;
+  memory -= o.memory;
+  tp_comm -= o.tp_comm;
+  return *this;
+}
+
 PassCost operator*(double k, const PassCost& c) { return {k * c.gemm, k * c.attention, k * c.memory, k * c.tp_comm}; }
 
 namespace {
@@ -37,10 +45,14 @@ Dims dims(const Model& m, const Plan& p) {
   return x;
 }
 
-// Forward GEMM time of a linear layer y (n × out) = x (n × in) · Wᵀ, and its backward (dgrad + wgrad).
+// Forward GEMM time of a linear layer y (n × out) = x (n × in) · Wᵀ, its
+// weight gradient dW (out × in) = dyᵀ · x, and its backward (dgrad + wgrad).
 double linear_forward(const DeviceRates& dev, double n, double in, double out) { return dev.gemm_seconds({n, out, in}); }
+double linear_weight_grad(const DeviceRates& dev, double n, double in, double out) {
+  return dev.gemm_seconds({out, in, n});
+}
 double linear_backward(const DeviceRates& dev, double n, double in, double out) {
-  return dev.gemm_seconds({n, in, out}) + dev.gemm_seconds({out, in, n});
+  return dev.gemm_seconds({n, in, out}) + linear_weight_grad(dev, n, in, out);
 }
 
 // Attention core forward: unfused QKᵀ, softmax (fused or three kernels), dropout, ·V; or one fused kernel.
@@ -108,6 +120,8 @@ LayerCosts layer_costs(const Model& m, const Plan& p, const DeviceRates& dev, co
   bwd.attention = attention_backward(x, dev, p.attention);
   bwd.memory = 2 * fwd.memory;  // reads the saved input and the gradient, writes the gradient
   bwd += tp_comm(x, comm, tp, 2);
+  c.weight_grad.gemm = linear_weight_grad(dev, x.n, x.h, 3 * x.h / x.t) + linear_weight_grad(dev, x.n, x.h / x.t, x.h) +
+                       linear_weight_grad(dev, x.n, x.h, x.f) + linear_weight_grad(dev, x.n, x.f, x.h);
   if (p.recompute == Recompute::full) c.recompute = fwd;
   if (p.recompute == Recompute::selective) c.recompute.attention = fwd.attention;
   return c;

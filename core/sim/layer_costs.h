@@ -21,12 +21,18 @@ struct PassCost {
   double compute() const { return gemm + attention + memory; }
   double total() const { return compute() + tp_comm; }
   PassCost& operator+=(const PassCost& o);
+  PassCost& operator-=(const PassCost& o);
 };
 PassCost operator*(double k, const PassCost& c);
 
 struct LayerCosts {
   PassCost forward;
   PassCost backward;   // without recompute
+  // The part of `backward` a zero-bubble W runs: the four weight-gradient
+  // GEMMs (dW (out, in) = dyᵀ · x over the n rows). B runs the rest: the data
+  // gradients, attention, element-wise work (bias and layernorm gradients too)
+  // and the tensor-parallel all-reduces.
+  PassCost weight_grad;
   PassCost recompute;  // what backward re-runs first: a whole forward (full), the attention core (selective)
 };
 

@@ -97,6 +97,8 @@ class PipelineSim {
                                                           &PipelineSim::try_receive,  // recv_backward
                                                           &PipelineSim::run_local,    // backward
                                                           &PipelineSim::send,         // send_backward
+                                                          &PipelineSim::run_local,    // backward_input
+                                                          &PipelineSim::run_local,    // backward_weight
                                                           &PipelineSim::reduce_tied,  // reduce_tied
                                                           &PipelineSim::run_local,    // reduce_grads
                                                           &PipelineSim::run_local);   // optimizer_step

@@ -34,6 +34,8 @@ void account(const PassOf& pass, const TimelineEvent& e, Breakdown& b, PassCost&
                                                            Field{},               // recv_backward
                                                            Field{},               // backward
                                                            &Breakdown::pp_comm,   // send_backward
+                                                           Field{},               // backward_input
+                                                           Field{},               // backward_weight
                                                            &Breakdown::pp_comm,   // reduce_tied
                                                            &Breakdown::dp_comm,   // reduce_grads
                                                            &Breakdown::optimizer);  // optimizer_step
@@ -68,9 +70,8 @@ ConfigErrors check_projectable(const Config& cfg) {
 
 Projection project(const Config& cfg, const Calibration* calibration, ActivationFormula formula) {
   const CostModel costs(cfg, calibration);
-  return project_with(cfg, costs.pipeline_costs(), [&costs](int rank, const Instr& in) {
-    return in.op == Op::forward ? costs.forward(rank, in.chunk) : costs.backward(rank, in.chunk);
-  }, formula);
+  return project_with(cfg, costs.pipeline_costs(), [&costs](int rank, const Instr& in) { return costs.pass(rank, in); },
+                      formula);
 }
 
 Projection project_with(const Config& cfg, const PipelineCosts& costs, const PassOf& pass, ActivationFormula formula) {

@@ -6,6 +6,7 @@
 // ranks uses the first N, the others wait.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -39,9 +40,16 @@ std::string split_name(const std::vector<int>& split) {
   return out;
 }
 
+// A test-name-safe schedule name: "1F1B", "gpipe", "zb_h1", ...
+std::string schedule_tag(const char* schedule) {
+  std::string s = std::string(schedule) == "1f1b" ? "1F1B" : schedule;
+  std::replace(s.begin(), s.end(), '-', '_');
+  return s;
+}
+
 std::string name_of(const Layout& l) {
   return "t" + std::to_string(l.t) + "p" + std::to_string(l.p) + "d" + std::to_string(l.d) + "v" +
-         std::to_string(l.v) + "_" + (std::string(l.schedule) == "1f1b" ? "1F1B" : l.schedule) + "_" +
+         std::to_string(l.v) + "_" + schedule_tag(l.schedule) + "_" +
          to_string(l.recompute) + (l.scatter_gather ? "_sg" : "") + split_name(l.layers_per_stage);
 }
 
@@ -155,6 +163,11 @@ std::vector<Layout> layouts() {
   }
   // Uneven stages: 4 layers over 3 stages, which no even split allows.
   for (Recompute r : {Recompute::none, Recompute::full}) out.push_back({1, 3, 1, 1, "1f1b", r, false, {1, 2, 1}});
+  // Zero bubble (B and W split, W's GEMMs deferred): issue 17's layouts, and
+  // full recompute once (W keeps the recomputed GEMM inputs).
+  for (const Shape& s : {Shape{1, 2, 1, 1}, Shape{1, 4, 1, 1}, Shape{2, 2, 2, 1}})
+    out.push_back({s.t, s.p, s.d, s.v, "zb-h1", Recompute::none, s.t > 1});
+  out.push_back({1, 2, 1, 1, "zb-h1", Recompute::full, false});
   return out;
 }
 

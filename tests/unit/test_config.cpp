@@ -163,6 +163,8 @@ TEST(Config, VirtualStagesNeedAnInterleavedSchedule) {
   json j = tiny();
   j["plan"]["virtual_stages"] = 2;
   EXPECT_TRUE(refused(problems(j), "plan.virtual_stages", {"interleaved"}));
+  j["plan"]["schedule"] = "zb-h1";  // zero bubble is built for v = 1 only
+  EXPECT_TRUE(refused(problems(j), "plan.virtual_stages", {"zb-h1"}));
 }
 
 TEST(Config, WorldSizeMustEqualTpTimesPpTimesDp) {

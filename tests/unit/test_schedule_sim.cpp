@@ -57,8 +57,8 @@ TEST(PipelineSim, SingleRankTimeIsTheSumOfItsCosts) {
   const Program prog = build_program("interleaved", {1, 3, 2, 0});
   double sum = 0;
   // Durations by Op: recv_forward, F, send_forward, recv_backward, B, send_backward,
-  // reduce_tied, reduce_grads, optimizer_step.
-  constexpr OpTable<double> kDuration = op_table<double>(0.0, 0.75, 0.125, 0.0, 1.5, 0.125, 0.0, 0.25, 0.5);
+  // backward_input, backward_weight (unused here), reduce_tied, reduce_grads, optimizer_step.
+  constexpr OpTable<double> kDuration = op_table<double>(0.0, 0.75, 0.125, 0.0, 1.5, 0.125, 1.0, 0.5, 0.0, 0.25, 0.5);
   const PipelineCosts costs{[&](int, const Instr& in) { return kDuration[op_index(in.op)]; },
                             [](int, int, const Instr&) { return 0.0; }};
   for (const Instr& in : prog) sum += costs.duration(0, in);
@@ -76,7 +76,7 @@ TEST(PipelineSim, SingleRankTimeIsTheSumOfItsCosts) {
 //   (the gradient arrives at 4.5 + 0.5 = 5), reduce_tied on both [7,7.25].
 TEST(PipelineSim, TransferLatencyDelaysTheReceiverByHand) {
   // Durations by Op, in enum order as above.
-  constexpr OpTable<double> kDuration = op_table<double>(0.0, 1.0, 0.1, 0.0, 2.0, 0.1, 0.25, 0.0, 0.0);
+  constexpr OpTable<double> kDuration = op_table<double>(0.0, 1.0, 0.1, 0.0, 2.0, 0.1, 1.0, 1.0, 0.25, 0.0, 0.0);
   const PipelineCosts costs{[&](int, const Instr& in) { return kDuration[op_index(in.op)]; },
                             [](int, int, const Instr&) { return 0.5; }};
   const Timeline t = simulate_pipeline(build_pipeline("1f1b", 2, 1, 1), costs);

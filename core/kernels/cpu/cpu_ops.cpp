@@ -94,7 +94,7 @@ void CpuOps::linear_forward(const Tensor& x, const Tensor& w, const Tensor& bias
 
 void CpuOps::linear_backward(const Tensor& dy, const Tensor& x, const Tensor& w, Tensor& dx, Tensor& dw,
                              Tensor& dbias) {
-  cpu::linear_backward(f(dy), f(x), f(w), rows(x), w.dim(1), w.dim(0), opt(dx), f(dw), opt(dbias));
+  cpu::linear_backward(f(dy), f(x), f(w), rows(x), w.dim(1), w.dim(0), opt(dx), opt(dw), opt(dbias));
 }
 
 void CpuOps::bias_add(Tensor& y, const Tensor& bias) { cpu::bias_add(f(y), f(bias), rows(y), y.dim(-1)); }

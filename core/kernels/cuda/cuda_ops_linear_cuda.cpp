@@ -81,6 +81,10 @@ void CudaOps::linear_backward(const Tensor& dy, const Tensor& x, const Tensor& w
   with_type([&](auto tag) {
     using T = decltype(tag);
     if (dx.defined()) gemm_->run(data_grad_args<T>(dy, w, dx));
+    if (!dw.defined()) {  // zero-bubble B: the weight gradient is W's
+      if (dbias.defined()) bias_backward(dy, dbias);
+      return;
+    }
     cuda::GemmArgs g = weight_grad_args<T>(dy, x, dw);
     if (cuda::weight_grad_epilogue(options_.fused_ops, dbias.defined()) == cuda::Epilogue::bias_grad_from_a) {
       // BGRADB overwrites its (fp32, D's type) output: sum into scratch, then add.
