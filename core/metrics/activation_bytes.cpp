@@ -105,11 +105,16 @@ ActivationBytes korthikanti_formula(const Model& m, const Plan& p, const MemoryT
 }  // namespace
 
 ActivationBytes activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr, ActivationFormula f) {
+  ActivationBytes a;
   switch (f) {
-    case ActivationFormula::ptdp: return ptdp_formula(m, p, tr);
-    case ActivationFormula::korthikanti: return korthikanti_formula(m, p, tr);
+    case ActivationFormula::ptdp: a = ptdp_formula(m, p, tr); break;
+    case ActivationFormula::korthikanti: a = korthikanti_formula(m, p, tr); break;
+    default: throw std::invalid_argument("activation_bytes: unknown formula");
   }
-  throw std::invalid_argument("activation_bytes: unknown formula");
+  const RankDims r(m, p);
+  a.weight_grad_dy = r.n * (2 * r.h + 3 * r.h / r.t + r.f) * tr.weight_bytes;
+  a.weight_grad_x = r.n * (2 * r.h + r.h / r.t + r.f) * tr.weight_bytes;
+  return a;
 }
 
 }  // namespace ptdp

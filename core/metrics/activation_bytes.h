@@ -37,6 +37,13 @@ struct ActivationBytes {
   std::int64_t recompute = 0;  // more while backward recomputes one layer (0 without recompute)
   std::int64_t embedding = 0;  // the first stage's embedding, beside its layers
   std::int64_t head = 0;       // the last stage's output layer
+  // What one decoder layer's zero-bubble W holds from its B (core/model/weight_grads.h):
+  // each linear layer's output gradient, n·(2h + 3h/t + f/t)·e (qkv 3h/t, proj h,
+  // fc1 f/t, fc2 h), and its forward input, n·(2h + h/t + f/t)·e (ln1 h, attn h/t,
+  // ln2 h, GeLU f/t): activations the layer kept anyway, or, under full
+  // recompute, the recomputed ones, which W keeps past B.
+  std::int64_t weight_grad_dy = 0;
+  std::int64_t weight_grad_x = 0;
 };
 ActivationBytes activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr, ActivationFormula f);
 

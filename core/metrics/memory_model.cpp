@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "core/config/rank_dims.h"
 #include "core/model/chunk_layout.h"
 
 namespace ptdp {
@@ -33,12 +34,21 @@ std::int64_t rank_parameter_count(const Model& m, const Plan& p, int pp_rank) {
   return total;
 }
 
-std::int64_t peak_alive_bytes(const Program& program, const std::vector<std::int64_t>& chunk_bytes) {
+std::int64_t peak_alive_bytes(const Program& program, const std::vector<std::int64_t>& chunk_bytes,
+                              const std::vector<DeferredBytes>& deferred, std::int64_t backward_transient) {
   std::int64_t alive = 0, peak = 0;
   for (const Instr& in : program) {
-    if (in.op == Op::forward) alive += chunk_bytes[static_cast<std::size_t>(in.chunk)];
-    peak = std::max(peak, alive);
-    if (ends_activation(in.op)) alive -= chunk_bytes[static_cast<std::size_t>(in.chunk)];
+    const auto c = static_cast<std::size_t>(in.chunk);
+    const DeferredBytes w = c < deferred.size() ? deferred[c] : DeferredBytes{};
+    if (in.op == Op::forward) alive += chunk_bytes[c];
+    // A backward (or B) also holds its transient (one recomputed layer), and a
+    // B what it has made for W by its last layer (DeferredBytes).
+    std::int64_t extra = ends_activation(in.op) ? backward_transient : 0;
+    if (in.op == Op::backward_input) extra += w.in_b;
+    peak = std::max(peak, alive + extra);
+    if (ends_activation(in.op)) alive -= chunk_bytes[c];
+    if (in.op == Op::backward_input) alive += w.held;
+    if (in.op == Op::backward_weight) alive -= w.held;
   }
   return peak;
 }
@@ -57,13 +67,25 @@ MemoryBreakdown memory_model(const Model& m, const Plan& p, const MemoryTraits& 
   mb.optimizer = p.distributed_optimizer ? state / p.dp : state;
   const ActivationBytes a = activation_bytes(m, p, tr, formula);
   std::vector<std::int64_t> chunk_bytes;  // bytes one micro-batch keeps on each chunk
+  std::vector<DeferredBytes> deferred;     // and what its zero-bubble W holds
+  // A B layer's new output gradients, less fc2's: the layer's incoming
+  // gradient (b, s, h), alive already. Under full recompute the layer being
+  // recomputed is the backward transient.
+  const std::int64_t incoming = RankDims(m, p).n * m.hidden * tr.weight_bytes;
   for (int c = 0; c < p.virtual_stages; ++c) {
     const ChunkLayout l = chunk_layout(m, p, pp_rank, c);
     chunk_bytes.push_back(i64(l.num_layers) * a.layer + (l.has_embedding ? a.embedding : 0) +
                           (l.has_head ? a.head : 0));
+    // Each layer B finishes frees its activations (the checkpoint under full
+    // recompute, all but W's inputs otherwise) and leaves W its inputs and
+    // output gradients: a net dy + x − layer bytes, so B's peak is at its first
+    // layer or, when that is positive, at its last.
+    const std::int64_t net = a.weight_grad_dy + a.weight_grad_x - a.layer;
+    deferred.push_back({a.weight_grad_dy - incoming + std::max<std::int64_t>(0, i64(l.num_layers - 1) * net),
+                        i64(l.num_layers) * (a.weight_grad_dy + a.weight_grad_x)});
   }
-  const std::int64_t peak = peak_alive_bytes(program, chunk_bytes);
-  mb.activations = peak > 0 ? peak + a.recompute : 0;  // one layer recomputed at a time in backward
+  // One layer recomputed at a time in backward.
+  mb.activations = peak_alive_bytes(program, chunk_bytes, deferred, a.recompute);
   return mb;
 }
 

@@ -45,8 +45,18 @@ std::int64_t rank_parameter_count(const Model& m, const Plan& p, int pp_rank);
 std::int64_t chunk_parameter_count(const Model& m, const Plan& p, const ChunkLayout& l);
 
 // The most bytes alive at once while `program` runs, when a forward of chunk c
-// makes chunk_bytes[c] alive until the backward of the same (mb, c).
-std::int64_t peak_alive_bytes(const Program& program, const std::vector<std::int64_t>& chunk_bytes);
+// makes chunk_bytes[c] alive until the backward (or B) of the same (mb, c), and
+// a B makes deferred[c] alive until its W; a backward or B also holds
+// backward_transient while it runs.
+// A zero-bubble W's holdings on one chunk: the most that B has made for it
+// beside the activations while B runs, and all that W holds once B is done
+// (every layer's output gradients and GEMM inputs).
+struct DeferredBytes {
+  std::int64_t in_b = 0;
+  std::int64_t held = 0;
+};
+std::int64_t peak_alive_bytes(const Program& program, const std::vector<std::int64_t>& chunk_bytes,
+                              const std::vector<DeferredBytes>& deferred = {}, std::int64_t backward_transient = 0);
 
 // The whole breakdown for `pp_rank`, whose iteration is `program` (for the
 // activations alive at its peak), with activations by `formula`.

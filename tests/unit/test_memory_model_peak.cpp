@@ -98,7 +98,8 @@ TEST_P(MemoryModelPeak, ModelIsWithinTheMarginBelowTheMeasuredPeak) {
   const std::int64_t w = workspace_bytes(cfg);
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const RankMemory& m = ranks[r];
-    EXPECT_LE(m.model, m.measured) << "rank " << r << ": the model counts more than the allocator held";
+    EXPECT_LE(m.model, m.measured) << "rank " << r << ": the model counts more than the allocator held (model "
+                                   << m.model << ", measured " << m.measured << ")";
     EXPECT_LE(m.measured - m.model, w) << "rank " << r << ": the model misses more than the workspace (model "
                                        << m.model << ", measured " << m.measured << ")";
   }
@@ -111,7 +112,9 @@ INSTANTIATE_TEST_SUITE_P(
                     Layout{"interleaved_v2", 1, 2, 2, "interleaved", Recompute::none},
                     Layout{"tensor_parallel", 2, 1, 1, "1f1b", Recompute::none},
                     Layout{"recompute_full", 1, 2, 1, "1f1b", Recompute::full},
-                    Layout{"recompute_selective", 1, 1, 1, "1f1b", Recompute::selective}),
+                    Layout{"recompute_selective", 1, 1, 1, "1f1b", Recompute::selective},
+                    Layout{"zero_bubble", 1, 2, 1, "zb-h1", Recompute::none},
+                    Layout{"zero_bubble_recompute_full", 1, 2, 1, "zb-h1", Recompute::full}),
     [](const testing::TestParamInfo<Layout>& i) { return std::string(i.param.name); });
 
 }  // namespace
