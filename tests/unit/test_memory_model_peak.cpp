@@ -39,6 +39,7 @@ struct Layout {
   int t, p, v;
   const char* schedule;
   Recompute recompute;
+  bool sequence_parallel = false;
 };
 
 void PrintTo(const Layout& l, std::ostream* os) { *os << l.name; }
@@ -60,6 +61,7 @@ Config layout_config(const Layout& l) {
   c.plan.tp = l.t, c.plan.pp = l.p, c.plan.virtual_stages = l.v;
   c.plan.schedule = l.schedule;
   c.plan.recompute = l.recompute;
+  c.plan.sequence_parallel = l.sequence_parallel;
   return c;
 }
 
@@ -111,6 +113,7 @@ INSTANTIATE_TEST_SUITE_P(
                     Layout{"pipeline_1f1b", 1, 2, 1, "1f1b", Recompute::none},
                     Layout{"interleaved_v2", 1, 2, 2, "interleaved", Recompute::none},
                     Layout{"tensor_parallel", 2, 1, 1, "1f1b", Recompute::none},
+                    Layout{"sequence_parallel", 2, 2, 1, "1f1b", Recompute::none, true},
                     Layout{"recompute_full", 1, 2, 1, "1f1b", Recompute::full},
                     Layout{"recompute_selective", 1, 1, 1, "1f1b", Recompute::selective},
                     Layout{"zero_bubble", 1, 2, 1, "zb-h1", Recompute::none},
