@@ -36,9 +36,6 @@ ConfigErrors check_runnable(Device device, const Config& cfg) {
                                        " is not supported on --device cpu (the CPU backend is fp32)"});
   if (device == Device::cuda && cfg.plan.precision == Precision::fp32)
     e.push_back({"plan.precision", "plan.precision=fp32 is not supported on --device cuda (bf16 or fp16)"});
-  if (cfg.plan.sequence_parallel)
-    e.push_back({"plan.sequence_parallel", "plan.sequence_parallel=true is modelled by `ptdp project` only; "
-                                           "the runtime does not run it"});
   if (cfg.model.dropout > 0)
     e.push_back({"model.dropout", "model.dropout > 0 is modelled by `ptdp project` only; the runtime runs without "
                                   "dropout"});

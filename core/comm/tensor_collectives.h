@@ -14,4 +14,9 @@ inline void all_gather(Communicator& comm, const Tensor& shard, Tensor& full) {
   comm.all_gather(shard.raw(), full.raw(), shard.numel(), shard.dtype());
 }
 
+// shard (n elements) = this rank's block of the sum over ranks of full (size()·n elements).
+inline void reduce_scatter(Communicator& comm, const Tensor& full, Tensor& shard, ReduceOp op = ReduceOp::sum) {
+  comm.reduce_scatter(full.raw(), shard.raw(), shard.numel(), shard.dtype(), op);
+}
+
 }  // namespace ptdp

@@ -27,30 +27,35 @@ std::int64_t attention_state_bytes(const RankDims& r, const MemoryTraits& tr) {
   return tr.scores_materialized ? r.n * r.a * r.s * tr.weight_bytes : r.n * r.a * 4;
 }
 
+// Token rows a rank keeps of the replicated tensors: n/t under sequence
+// parallelism (core/model/token_split.h), else all n.
+std::int64_t local_rows(const RankDims& r, const Plan& p) { return p.sequence_parallel ? r.n / r.t : r.n; }
+
 }  // namespace
 
-// LayerActs, per rank, e bytes an element unless fp32 is said:
-//   x (b, s, h), ln1.y (b, s, h), x2 (b, s, h), ln2.y (b, s, h)   4·n·h
+// LayerActs, per rank, e bytes an element unless fp32 is said (rows = n, or
+// n/t under sequence parallelism):
+//   x (rows, h), ln1.y (rows, h), x2 (rows, h), ln2.y (rows, h)    4·rows·h
 //   qkv (b, s, 3h/t), attn (b, s, h/t)                             4·n·h/t
 //   fc1 (b, s, f/t), gelu (b, s, f/t)                              2·n·f/t
-//   ln1 and ln2 mean and rstd (n) fp32 each                        16·n bytes
+//   ln1 and ln2 mean and rstd (rows) fp32 each                     16·rows bytes
 //   attn_saved, dropped under selective recompute                  attention_state_bytes
 // Full recompute keeps x only (LayerActs::drop_all_but_input).
 std::int64_t layer_activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr) {
   const RankDims r(m, p);
-  const std::int64_t e = tr.weight_bytes;
-  if (p.recompute == Recompute::full) return r.n * r.h * e;
-  std::int64_t bytes = r.n * ((4 * r.h + 4 * r.h / r.t + 2 * r.f) * e + 4 * 4);
+  const std::int64_t e = tr.weight_bytes, rows = local_rows(r, p);
+  if (p.recompute == Recompute::full) return rows * r.h * e;
+  std::int64_t bytes = rows * (4 * r.h * e + 4 * 4) + r.n * (4 * r.h / r.t + 2 * r.f) * e;
   if (p.recompute == Recompute::none) bytes += attention_state_bytes(r, tr);
   return bytes;
 }
 
-// HeadActs: x (b, s, h) and lnf.y (b, s, h); logits (n, V'/t); lnf's mean and
-// rstd, row_max and sum_exp (n) fp32 each. The embedding keeps nothing: its
-// output is the first layer's x.
+// HeadActs: x (rows, h) and lnf.y (rows, h) with lnf's mean and rstd (rows)
+// fp32; logits (n, V'/t), row_max and sum_exp (n) fp32. The embedding keeps
+// nothing: its output is the first layer's x.
 std::int64_t head_activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr) {
   const RankDims r(m, p);
-  return r.n * ((2 * r.h + r.vt) * tr.weight_bytes + 4 * 4);
+  return local_rows(r, p) * (2 * r.h * tr.weight_bytes + 2 * 4) + r.n * (r.vt * tr.weight_bytes + 2 * 4);
 }
 
 namespace {

@@ -1,7 +1,10 @@
 // Vocabulary-parallel embedding: lookup of the local shard, all-reduce, positions.
+// Under sequence parallelism the all-reduce is a reduce-scatter to this rank's
+// (b, s/t, h) token rows, with the positions added before it by rank 0 only
+// (every other shard adds exact zeros to a token row it does not hold).
 #include "core/model/embedding.h"
 
-#include "core/comm/tensor_collectives.h"
+#include "core/model/token_split.h"
 
 namespace ptdp {
 
@@ -24,12 +27,19 @@ Tensor Embedding::forward(const Tensor& tokens) {
   const std::int64_t b = tokens.dim(0), s = tokens.dim(1);
   Tensor x = ctx_.ops.empty({b, s, ctx_.model.hidden});
   ctx_.ops.embedding_forward(tokens, wte_->value, vocab_start(), x);
-  all_reduce(ctx_.tp, x);  // rows of other shards are zero here
+  if (ctx_.sp()) {
+    if (ctx_.tp_rank() == 0) ctx_.ops.position_forward(wpe_->value, x);
+    return reduce_tokens(ctx_, x);  // (b, s/t, h)
+  }
+  x = reduce_tokens(ctx_, x);  // rows of other shards are zero here
   ctx_.ops.position_forward(wpe_->value, x);
   return x;
 }
 
-void Embedding::backward(const Tensor& tokens, const Tensor& dx) {
+// dx (b, s, h), or this rank's (b, s/t, h) rows under sequence parallelism:
+// gathered first, so wpe's replicated gradient is complete on every rank.
+void Embedding::backward(const Tensor& tokens, const Tensor& dx_local) {
+  const Tensor dx = gather_tokens(ctx_, dx_local);
   ctx_.ops.embedding_backward(tokens, dx, vocab_start(), wte_->grad);
   ctx_.ops.position_backward(dx, wpe_->grad);
 }

@@ -1,7 +1,11 @@
-// Final layernorm, vocabulary-parallel logits and cross-entropy.
+// Final layernorm, vocabulary-parallel logits and cross-entropy. Under sequence
+// parallelism x and lnf hold this rank's (b, s/t, h) token rows; lnf is gathered
+// to (b, s, h) for the logits (again in backward) and the input gradient
+// reduce-scattered back to the local rows.
 #include "core/model/lm_head.h"
 
 #include "core/comm/tensor_collectives.h"
+#include "core/model/token_split.h"
 #include "core/model/embedding.h"
 
 namespace ptdp {
@@ -27,12 +31,13 @@ ParamList LmHead::params() const {
 
 Tensor LmHead::forward(const Tensor& x, const Tensor& targets, HeadActs& a) {
   Ops& ops = ctx_.ops;
-  const std::int64_t n = x.dim(0) * x.dim(1), vt = word_->value.dim(0);
-  const std::int64_t vocab_start = vt * ctx_.tp_rank();
   a.x = x;
   a.lnf = layernorm_forward(ops, x, *lnf_g_, *lnf_b_);
+  const Tensor lnf = gather_tokens(ctx_, a.lnf.y);  // (b, s, h)
+  const std::int64_t n = lnf.dim(0) * lnf.dim(1), vt = word_->value.dim(0);
+  const std::int64_t vocab_start = vt * ctx_.tp_rank();
   a.logits = ops.empty({n, vt});
-  ops.linear_forward(a.lnf.y.view({n, x.dim(2)}), word_->value, Tensor{}, a.logits);
+  ops.linear_forward(lnf.view({n, x.dim(2)}), word_->value, Tensor{}, a.logits);
   a.row_max = ops.empty({n}, DType::f32);
   ops.ce_row_max(a.logits, a.row_max);
   all_reduce(ctx_.tp, a.row_max, ReduceOp::max);
@@ -53,11 +58,12 @@ Tensor LmHead::backward(const Tensor& targets, HeadActs& a, double grad_scale) {
   Tensor dlogits = ops.empty(a.logits.shape());
   ops.ce_backward(a.logits, targets, a.row_max, a.sum_exp, word_->value.dim(0) * ctx_.tp_rank(), grad_scale,
                   dlogits);
-  Tensor dlnf = ops.empty({n, h});
+  const Tensor lnf = gather_tokens(ctx_, a.lnf.y);  // (b, s, h)
+  Tensor dlnf = ops.empty(lnf.shape());
   Tensor no_bias;
-  ops.linear_backward(dlogits, a.lnf.y.view({n, h}), word_->value, dlnf, word_->grad, no_bias);
-  all_reduce(ctx_.tp, dlnf);  // f: every vocabulary shard used all of lnf
-  return layernorm_backward(ops, dlnf, a.x, a.lnf, *lnf_g_, *lnf_b_);
+  ops.linear_backward(dlogits, lnf.view({n, h}), word_->value, dlnf, word_->grad, no_bias);
+  dlnf = reduce_tokens(ctx_, dlnf);  // f: every vocabulary shard used all of lnf
+  return layernorm_backward_tokens(ctx_, dlnf, a.x, a.lnf, *lnf_g_, *lnf_b_);
 }
 
 }  // namespace ptdp

@@ -18,6 +18,8 @@ struct ModelContext {
 
   int t() const { return tp.size(); }
   int tp_rank() const { return tp.rank(); }
+  // Tokens split over the tensor-parallel ranks outside the GEMMs (token_split.h).
+  bool sp() const { return plan.sequence_parallel && t() > 1; }
   std::uint64_t seed() const { return plan.seed; }
   // Standard deviation of the initial weights (GPT-2): 0.02, and 0.02/sqrt(2l)
   // for the projections that write into the residual stream.

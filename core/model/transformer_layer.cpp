@@ -3,10 +3,14 @@
 //           ln2 = LN(x2); z = GeLU(ln2·W1ᵀ + b1); y = x2 + g(z·W2ᵀ) + b2.
 // g is the all-reduce of the row-parallel partial sums (identity in backward);
 // its conjugate f (identity forward) all-reduces the input gradient of each
-// column-parallel projection in backward.
+// column-parallel projection in backward. Under sequence parallelism x, x2, the
+// layernorms and y hold this rank's (b, s/t, h) token rows: g becomes a
+// reduce-scatter (conjugate: all-gather of the output gradient) and f an
+// all-gather of the layernorm output (conjugate: reduce-scatter of its gradient).
+// LN outputs are kept as local rows and gathered again in backward.
 #include "core/model/transformer_layer.h"
 
-#include "core/comm/tensor_collectives.h"
+#include "core/model/token_split.h"
 
 namespace ptdp {
 
@@ -49,23 +53,25 @@ ParamList TransformerLayer::params() const {
           ln2_g_.get(), ln2_b_.get(), fc1_w_.get(), fc1_b_.get(), fc2_w_.get(), fc2_b_.get()};
 }
 
-void TransformerLayer::row_parallel_reduce(Tensor& y, const Param& bias, const Tensor& residual) {
-  all_reduce(ctx_.tp, y);  // g: sum the partial products of the t shards
-  ctx_.ops.bias_residual_add(y, bias.value, residual, y);  // y + b + residual, fused when the backend can
+Tensor TransformerLayer::row_parallel_reduce(Tensor& y, const Param& bias, const Tensor& residual) {
+  Tensor out = reduce_tokens(ctx_, y);  // g: sum the partial products of the t shards
+  ctx_.ops.bias_residual_add(out, bias.value, residual, out);  // + b + residual, fused when the backend can
+  return out;
 }
 
 Tensor TransformerLayer::attention_block(LayerActs& a, bool keep_scores) {
   Ops& ops = ctx_.ops;
-  const std::int64_t b = a.x.dim(0), s = a.x.dim(1), h = a.x.dim(2);
   a.ln1 = layernorm_forward(ops, a.x, *ln1_g_, *ln1_b_);
+  const Tensor ln1 = gather_tokens(ctx_, a.ln1.y);  // f: (b, s, h)
+  const std::int64_t b = ln1.dim(0), s = ln1.dim(1), h = ln1.dim(2);
   a.qkv = ops.empty({b, s, qkv_w_->value.dim(0)});
-  ops.linear_forward(a.ln1.y, qkv_w_->value, qkv_b_->value, a.qkv);
+  ops.linear_forward(ln1, qkv_w_->value, qkv_b_->value, a.qkv);
   a.attn = ops.empty({b, s, proj_w_->value.dim(1)});
   a.attn_saved = ops.attention_forward(a.qkv, heads_, a.attn);
   if (!keep_scores) a.attn_saved = Tensor{};
   Tensor proj = ops.empty({b, s, h});
   ops.linear_forward(a.attn, proj_w_->value, Tensor{}, proj);
-  all_reduce(ctx_.tp, proj);  // g
+  proj = reduce_tokens(ctx_, proj);  // g: (b, s/t, h) under sequence parallelism
   // x2 = proj + bias + x, and ln2 = LN(x2) for the MLP block, in one pass
   // when the backend fuses them (the same values as the two ops).
   a.ln2 = empty_norm_acts(ops, proj);
@@ -77,14 +83,14 @@ Tensor TransformerLayer::attention_block(LayerActs& a, bool keep_scores) {
 
 Tensor TransformerLayer::mlp_block(LayerActs& a) {
   Ops& ops = ctx_.ops;
-  const std::int64_t b = a.x.dim(0), s = a.x.dim(1), h = a.x.dim(2);
+  const Tensor ln2 = gather_tokens(ctx_, a.ln2.y);  // f: (b, s, h)
+  const std::int64_t b = ln2.dim(0), s = ln2.dim(1), h = ln2.dim(2);
   a.fc1 = ops.empty({b, s, fc1_w_->value.dim(0)});
   a.gelu = ops.empty({b, s, fc1_w_->value.dim(0)});
-  ops.linear_gelu_forward(a.ln2.y, fc1_w_->value, fc1_b_->value, a.fc1, a.gelu);
+  ops.linear_gelu_forward(ln2, fc1_w_->value, fc1_b_->value, a.fc1, a.gelu);
   Tensor y = ops.empty({b, s, h});
   ops.linear_forward(a.gelu, fc2_w_->value, Tensor{}, y);
-  row_parallel_reduce(y, *fc2_b_, a.x2);
-  return y;
+  return row_parallel_reduce(y, *fc2_b_, a.x2);
 }
 
 Tensor TransformerLayer::forward(const Tensor& x, LayerActs& acts, bool keep_scores) {
@@ -93,20 +99,23 @@ Tensor TransformerLayer::forward(const Tensor& x, LayerActs& acts, bool keep_sco
   return mlp_block(acts);
 }
 
-// dy (b, s, h) -> gradient at x2 (b, s, h), including the residual path.
+// dy (b, s, h) -> gradient at x2 (b, s, h), including the residual path
+// (both (b, s/t, h) under sequence parallelism).
 Tensor TransformerLayer::mlp_backward(const Tensor& dy, LayerActs& a, DeferredWeightGrads* later) {
   Ops& ops = ctx_.ops;
-  // fc2's bias gradient Σ rows of dy (the same dy on every tensor-parallel
+  // fc2's bias gradient Σ rows of the full dy (the same on every tensor-parallel
   // rank, so the row-parallel bias needs no reduction); fc1's from dfc1.
+  const Tensor dy_full = gather_tokens(ctx_, dy);      // conjugate of g's reduce-scatter
+  const Tensor ln2 = gather_tokens(ctx_, a.ln2.y);     // (b, s, h) again for dw1
   Tensor dfc1 = ops.empty(a.fc1.shape());
-  Tensor dw2 = weight_grad_target(*fc2_w_, dy, a.gelu, later);
-  ops.linear_gelu_backward(dy, a.gelu, a.fc1, fc2_w_->value, dfc1, dw2, fc2_b_->grad, fc1_b_->grad);
-  Tensor dln2 = ops.empty(a.ln2.y.shape());
+  Tensor dw2 = weight_grad_target(*fc2_w_, dy_full, a.gelu, later);
+  ops.linear_gelu_backward(dy_full, a.gelu, a.fc1, fc2_w_->value, dfc1, dw2, fc2_b_->grad, fc1_b_->grad);
+  Tensor dln2 = ops.empty(ln2.shape());
   Tensor no_bias;  // fc1's bias gradient came with dfc1 above
-  Tensor dw1 = weight_grad_target(*fc1_w_, dfc1, a.ln2.y, later);
-  ops.linear_backward(dfc1, a.ln2.y, fc1_w_->value, dln2, dw1, no_bias);
-  all_reduce(ctx_.tp, dln2);  // f: each shard saw all of ln2
-  Tensor dx2 = layernorm_backward(ops, dln2, a.x2, a.ln2, *ln2_g_, *ln2_b_);
+  Tensor dw1 = weight_grad_target(*fc1_w_, dfc1, ln2, later);
+  ops.linear_backward(dfc1, ln2, fc1_w_->value, dln2, dw1, no_bias);
+  dln2 = reduce_tokens(ctx_, dln2);  // f: each shard saw all of ln2
+  Tensor dx2 = layernorm_backward_tokens(ctx_, dln2, a.x2, a.ln2, *ln2_g_, *ln2_b_);
   ops.add(dx2, dy, dx2);
   return dx2;
 }
@@ -115,20 +124,22 @@ Tensor TransformerLayer::mlp_backward(const Tensor& dy, LayerActs& a, DeferredWe
 Tensor TransformerLayer::attention_backward(const Tensor& dx2, LayerActs& a, DeferredWeightGrads* later) {
   Ops& ops = ctx_.ops;
   Tensor dattn = ops.empty(a.attn.shape());
-  // The row-parallel bias's gradient Σ rows of dx2, as fc2's above.
-  Tensor dw_proj = weight_grad_target(*proj_w_, dx2, a.attn, later);
-  ops.linear_backward(dx2, a.attn, proj_w_->value, dattn, dw_proj, proj_b_->grad);
+  // The row-parallel bias's gradient Σ rows of the full dx2, as fc2's above.
+  const Tensor dx2_full = gather_tokens(ctx_, dx2);
+  Tensor dw_proj = weight_grad_target(*proj_w_, dx2_full, a.attn, later);
+  ops.linear_backward(dx2_full, a.attn, proj_w_->value, dattn, dw_proj, proj_b_->grad);
   if (!a.attn_saved.defined()) {  // selective recompute: rebuild the attention state
     Tensor again = ops.empty(a.attn.shape());
     a.attn_saved = ops.attention_forward(a.qkv, heads_, again);
   }
   Tensor dqkv = ops.empty(a.qkv.shape());
   ops.attention_backward(dattn, a.qkv, a.attn, a.attn_saved, heads_, dqkv);
-  Tensor dln1 = ops.empty(a.ln1.y.shape());
-  Tensor dw_qkv = weight_grad_target(*qkv_w_, dqkv, a.ln1.y, later);
-  ops.linear_backward(dqkv, a.ln1.y, qkv_w_->value, dln1, dw_qkv, qkv_b_->grad);
-  all_reduce(ctx_.tp, dln1);  // f
-  Tensor dx = layernorm_backward(ops, dln1, a.x, a.ln1, *ln1_g_, *ln1_b_);
+  const Tensor ln1 = gather_tokens(ctx_, a.ln1.y);  // (b, s, h) again for dw_qkv
+  Tensor dln1 = ops.empty(ln1.shape());
+  Tensor dw_qkv = weight_grad_target(*qkv_w_, dqkv, ln1, later);
+  ops.linear_backward(dqkv, ln1, qkv_w_->value, dln1, dw_qkv, qkv_b_->grad);
+  dln1 = reduce_tokens(ctx_, dln1);  // f
+  Tensor dx = layernorm_backward_tokens(ctx_, dln1, a.x, a.ln1, *ln1_g_, *ln1_b_);
   ops.add(dx, dx2, dx);
   return dx;
 }

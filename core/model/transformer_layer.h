@@ -2,7 +2,8 @@
 // column-parallel QKV and first MLP projection, row-parallel attention output
 // and second MLP projection, the f/g conjugate all-reduces between them.
 // Letters: b micro-batch, s sequence, h hidden, a heads, f MLP inner size,
-// t tensor-parallel size; shapes below are per rank.
+// t tensor-parallel size; shapes below are per rank. Under sequence parallelism
+// x, ln1, x2 and ln2 hold this rank's (b, s/t, h) token rows (token_split.h).
 #pragma once
 #include <memory>
 
@@ -50,8 +51,9 @@ class TransformerLayer {
   Tensor mlp_block(LayerActs& acts);
   Tensor mlp_backward(const Tensor& dy, LayerActs& acts, DeferredWeightGrads* later);
   Tensor attention_backward(const Tensor& dx2, LayerActs& acts, DeferredWeightGrads* later);
-  // y := all-reduce(y) + bias + residual.
-  void row_parallel_reduce(Tensor& y, const Param& bias, const Tensor& residual);
+  // Σ over ranks of y (b, s, h) + bias + residual: (b, s, h), or this rank's
+  // (b, s/t, h) rows under sequence parallelism.
+  Tensor row_parallel_reduce(Tensor& y, const Param& bias, const Tensor& residual);
 
   ModelContext& ctx_;
   int heads_;  // a/t on this rank

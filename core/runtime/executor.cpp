@@ -202,15 +202,24 @@ void Executor::run_transfer_step(const Program& program, std::size_t begin, std:
   ops_.record_mark(static_cast<int>(2 * end));
 }
 
+bool Executor::sequence_split() const { return cfg_.plan.sequence_parallel && groups_.tp->size() > 1; }
+
+// Scatter/gather of boundary activations; nothing to add when they are split already.
+bool Executor::split_boundary() const {
+  return cfg_.plan.scatter_gather && groups_.tp->size() > 1 && !sequence_split();
+}
+
 // recv_forward(mb, c) takes virtual stage vs's input, recv_backward its output's gradient.
 Executor::PostedReceive Executor::post_receive(const Instr& in) {
   const int vs = in.chunk * cfg_.plan.pp + groups_.coord.pp;  // this chunk's virtual stage
   const int message_tag = tag(!traits(in.op).forward, vs, in.mb);
   const Model& m = cfg_.model;
-  PostedReceive r{in, ops_.empty({cfg_.plan.micro_batch, m.seq_len, m.hidden}), Tensor{}, nullptr};
   Communicator& tp = *groups_.tp;
+  // Under sequence parallelism a stage boundary carries this rank's (b, s/t, h) token rows.
+  const std::int64_t rows = sequence_split() ? m.seq_len / tp.size() : m.seq_len;
+  PostedReceive r{in, ops_.empty({cfg_.plan.micro_batch, rows, m.hidden}), Tensor{}, nullptr};
   const Tensor* target = &r.x;
-  if (cfg_.plan.scatter_gather && tp.size() > 1) {  // receive 1/t; all-gathered once the group ended
+  if (split_boundary()) {  // receive 1/t; all-gathered once the group ended
     r.piece = ops_.empty({r.x.numel() / tp.size()});
     target = &r.piece;
   }
@@ -235,7 +244,7 @@ void Executor::post_send(const Instr& in) {
   if (!x.defined()) throw std::logic_error("send of " + to_string(in) + " before its tensor exists");
   Communicator& tp = *groups_.tp;
   Tensor payload = x;
-  if (cfg_.plan.scatter_gather && tp.size() > 1) {  // send this tensor rank's 1/t only
+  if (split_boundary()) {  // send this tensor rank's 1/t only
     const std::int64_t piece = x.numel() / tp.size();
     payload = x.view({x.numel()}).rows(tp.rank() * piece, piece);
   }

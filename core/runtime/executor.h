@@ -64,6 +64,8 @@ class Executor {
   // Runs the transfers program[begin, end) of one schedule step as one group.
   void run_transfer_step(const Program& program, std::size_t begin, std::size_t end);
   void post_send(const Instr& in);
+  bool sequence_split() const;   // boundary tensors are (b, s/t, h) token rows
+  bool split_boundary() const;   // scatter/gather of boundary tensors applies
   PostedReceive post_receive(const Instr& in);
   void complete_receive(PostedReceive& r);
   void drain_sends(bool wait_all);

@@ -1,4 +1,5 @@
-// Every (t, p, d) layout, schedule, recompute mode and scatter/gather setting
+// Every (t, p, d) layout, schedule, recompute mode, scatter/gather and sequence
+// parallel setting
 // reproduces the single-rank run of a tiny GPT: the losses of 5 iterations
 // within 1e-5 relative, and after iteration 1 every parameter element (each
 // rank checks the shard it holds against the same element of the full
@@ -29,6 +30,7 @@ struct Layout {
   Recompute recompute;
   bool scatter_gather;
   std::vector<int> layers_per_stage = {};  // empty: the even split
+  bool sequence_parallel = false;
 };
 
 std::string name_of(const Layout& l);
@@ -50,7 +52,8 @@ std::string schedule_tag(const char* schedule) {
 std::string name_of(const Layout& l) {
   return "t" + std::to_string(l.t) + "p" + std::to_string(l.p) + "d" + std::to_string(l.d) + "v" +
          std::to_string(l.v) + "_" + schedule_tag(l.schedule) + "_" +
-         to_string(l.recompute) + (l.scatter_gather ? "_sg" : "") + split_name(l.layers_per_stage);
+         to_string(l.recompute) + (l.scatter_gather ? "_sg" : "") + split_name(l.layers_per_stage) +
+         (l.sequence_parallel ? "_sp" : "");
 }
 
 Config base_config() { return test::equivalence_config(); }
@@ -114,6 +117,7 @@ void run_layout(const Layout& l, Communicator& sub) {
   cfg.plan.recompute = l.recompute;
   cfg.plan.scatter_gather = l.scatter_gather;
   cfg.plan.layers_per_stage = l.layers_per_stage;
+  cfg.plan.sequence_parallel = l.sequence_parallel;
   ASSERT_TRUE(validate(cfg, sub.size()).empty()) << validate(cfg, sub.size()).front().message;
   CpuAllocator alloc(sub.rank());
   CpuOps ops(alloc);
@@ -168,6 +172,12 @@ std::vector<Layout> layouts() {
   for (const Shape& s : {Shape{1, 2, 1, 1}, Shape{1, 4, 1, 1}, Shape{2, 2, 2, 1}})
     out.push_back({s.t, s.p, s.d, s.v, "zb-h1", Recompute::none, s.t > 1});
   out.push_back({1, 2, 1, 1, "zb-h1", Recompute::full, false});
+  // Sequence parallelism: token rows split over the tensor group between the
+  // GEMMs and across stage boundaries; with recompute, interleaving, zero bubble.
+  for (Recompute r : {Recompute::none, Recompute::full}) out.push_back({2, 1, 1, 1, "1f1b", r, false, {}, true});
+  out.push_back({2, 2, 2, 1, "1f1b", Recompute::none, false, {}, true});
+  out.push_back({2, 2, 2, 1, "zb-h1", Recompute::none, false, {}, true});
+  out.push_back({2, 2, 1, 2, "interleaved", Recompute::selective, false, {}, true});
   return out;
 }
 

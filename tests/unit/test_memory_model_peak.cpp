@@ -17,9 +17,20 @@
 //   W = n·e·(max(4h + 4h/t, V'/t + 2h) + 2h) + m·2·n·4 bytes,
 // 10·n·h·e at t = 1 for the model here. Measured gaps: 3–9 n·h·e; dropping a
 // per-layer tensor of (b, s, h) or more from the formula puts a stage past W.
+//
+// Sequence parallelism's saving, measured: the same t = 2, p = 2 1F1B layout
+// trained with and without it. Splitting the token rows divides every
+// replicated per-layer activation (x, ln1, x2, ln2: 4·(b, s, h) per layer and
+// in-flight micro-batch) by t, so stage 0's measured peak must drop by the
+// model's difference up to one (b, s, h) tensor: the peak also holds one pass's
+// gathers and transfers, which the model leaves out (measured: saving 249856
+// bytes, model 266240, a gap of n·h/2 elements). Keeping one layernorm output
+// of each layer full instead of local rows takes 2 layers × 2 micro-batches ×
+// n·h/2 off the saving.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <ostream>
 
 #include "core/comm/in_process_communicator.h"
@@ -39,6 +50,7 @@ struct Layout {
   int t, p, v;
   const char* schedule;
   Recompute recompute;
+  bool sequence_parallel = false;
 };
 
 void PrintTo(const Layout& l, std::ostream* os) { *os << l.name; }
@@ -60,6 +72,7 @@ Config layout_config(const Layout& l) {
   c.plan.tp = l.t, c.plan.pp = l.p, c.plan.virtual_stages = l.v;
   c.plan.schedule = l.schedule;
   c.plan.recompute = l.recompute;
+  c.plan.sequence_parallel = l.sequence_parallel;
   return c;
 }
 
@@ -105,12 +118,27 @@ TEST_P(MemoryModelPeak, ModelIsWithinTheMarginBelowTheMeasuredPeak) {
   }
 }
 
+TEST(SequenceParallelMemory, MeasuredSavingMatchesTheModel) {
+  const Layout tp{"tp", 2, 2, 1, "1f1b", Recompute::none};
+  Layout sp = tp;
+  sp.sequence_parallel = true;
+  const Config off = layout_config(tp), on = layout_config(sp);
+  ASSERT_TRUE(validate(on, on.plan.world_size()).empty());
+  const RankMemory a = train_and_measure(off).front(), b = train_and_measure(on).front();  // stage 0, tensor rank 0
+  const std::int64_t model_saving = a.model - b.model, measured_saving = a.measured - b.measured;
+  ASSERT_GT(model_saving, 0);
+  const RankDims r(on.model, on.plan);
+  EXPECT_LE(std::abs(measured_saving - model_saving), r.n * r.h * 4)  // one (b, s, h) fp32 tensor
+      << "measured saving " << measured_saving << " bytes, model saving " << model_saving;
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Layouts, MemoryModelPeak,
     testing::Values(Layout{"single_rank", 1, 1, 1, "1f1b", Recompute::none},
                     Layout{"pipeline_1f1b", 1, 2, 1, "1f1b", Recompute::none},
                     Layout{"interleaved_v2", 1, 2, 2, "interleaved", Recompute::none},
                     Layout{"tensor_parallel", 2, 1, 1, "1f1b", Recompute::none},
+                    Layout{"sequence_parallel", 2, 2, 1, "1f1b", Recompute::none, true},
                     Layout{"recompute_full", 1, 2, 1, "1f1b", Recompute::full},
                     Layout{"recompute_selective", 1, 1, 1, "1f1b", Recompute::selective},
                     Layout{"zero_bubble", 1, 2, 1, "zb-h1", Recompute::none},

@@ -1,0 +1,28 @@
+// Sequence parallelism (Korthikanti et al. 2022): outside the tensor-parallel
+// GEMMs each tensor-parallel rank holds a contiguous block of the n = b·s token
+// rows. A local activation is labelled (b, s/t, h) but holds flattened rows
+// [r·n/t, (r+1)·n/t) of the full (b, s, h) tensor; layernorm, bias and residual
+// are per token, so any token partition gives the single-rank values.
+// Without sequence parallelism (or t = 1) these reduce to the f/g all-reduces.
+#pragma once
+#include "core/model/layernorm.h"
+#include "core/model/model_context.h"
+
+namespace ptdp {
+
+// full (b, s, h) from every rank's local (b, s/t, h) rows (the local tensor itself
+// without sequence parallelism).
+Tensor gather_tokens(ModelContext& ctx, const Tensor& local);
+
+// Sums the t ranks' partial (b, s, h): under sequence parallelism a reduce-scatter
+// returning this rank's (b, s/t, h) rows, otherwise the all-reduced full tensor.
+Tensor reduce_tokens(ModelContext& ctx, Tensor& partial);
+
+// Layernorm backward on this rank's rows. Under sequence parallelism the gain and
+// bias gradients of local rows are partial sums over tokens: all-reduced over the
+// tensor-parallel group each micro-batch ((h) elements), so every rank's
+// replicated copy holds the single-rank gradient.
+Tensor layernorm_backward_tokens(ModelContext& ctx, const Tensor& dy, const Tensor& x, const NormActs& a,
+                                 Param& gamma, Param& beta);
+
+}  // namespace ptdp
