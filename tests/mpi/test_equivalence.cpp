@@ -29,6 +29,8 @@ struct Layout {
   Recompute recompute;
   bool scatter_gather;
   std::vector<int> layers_per_stage = {};  // empty: the even split
+  bool distributed_optimizer = false;
+  bool overlap = true;  // overlap_grad_reduce and overlap_param_gather
 };
 
 std::string name_of(const Layout& l);
@@ -50,7 +52,8 @@ std::string schedule_tag(const char* schedule) {
 std::string name_of(const Layout& l) {
   return "t" + std::to_string(l.t) + "p" + std::to_string(l.p) + "d" + std::to_string(l.d) + "v" +
          std::to_string(l.v) + "_" + schedule_tag(l.schedule) + "_" +
-         to_string(l.recompute) + (l.scatter_gather ? "_sg" : "") + split_name(l.layers_per_stage);
+         to_string(l.recompute) + (l.scatter_gather ? "_sg" : "") + split_name(l.layers_per_stage) +
+         (l.distributed_optimizer ? (l.overlap ? "_distopt" : "_distopt_nooverlap") : "");
 }
 
 Config base_config() { return test::equivalence_config(); }
@@ -114,6 +117,8 @@ void run_layout(const Layout& l, Communicator& sub) {
   cfg.plan.recompute = l.recompute;
   cfg.plan.scatter_gather = l.scatter_gather;
   cfg.plan.layers_per_stage = l.layers_per_stage;
+  cfg.plan.distributed_optimizer = l.distributed_optimizer;
+  cfg.plan.overlap_grad_reduce = cfg.plan.overlap_param_gather = l.overlap;
   ASSERT_TRUE(validate(cfg, sub.size()).empty()) << validate(cfg, sub.size()).front().message;
   CpuAllocator alloc(sub.rank());
   CpuOps ops(alloc);
@@ -168,6 +173,11 @@ std::vector<Layout> layouts() {
   for (const Shape& s : {Shape{1, 2, 1, 1}, Shape{1, 4, 1, 1}, Shape{2, 2, 2, 1}})
     out.push_back({s.t, s.p, s.d, s.v, "zb-h1", Recompute::none, s.t > 1});
   out.push_back({1, 2, 1, 1, "zb-h1", Recompute::full, false});
+  // Distributed optimizer: gradients reduce-scattered, state and update on 1/d,
+  // parameters all-gathered; with and without overlapping both.
+  for (const Shape& s : {Shape{1, 1, 2, 1}, Shape{2, 2, 2, 1}})
+    for (bool overlap : {true, false})
+      out.push_back({s.t, s.p, s.d, s.v, "1f1b", Recompute::none, false, {}, true, overlap});
   return out;
 }
 
