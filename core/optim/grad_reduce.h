@@ -31,7 +31,7 @@ inline std::int64_t bucket_elements_for(std::int64_t total) {
 class BucketedGradReduce {
  public:
   // `grads`: the flat fp32 gradient buffer; `buckets` in launch order (schedule_buckets).
-  // With `owned` (the distributed optimizer's (N/d) buffer, sharded_optimizer.h)
+  // With `owned` (the distributed optimizer's (N/d) buffer, distributed_optimizer.h)
   // each bucket (o, c) is reduce-scattered into owned[o/d, o/d + c/d) instead
   // of all-reduced (even over a group of one, where it is a copy).
   BucketedGradReduce(Tensor grads, Communicator& dp, std::vector<GradBucket> buckets, Tensor owned = Tensor{});
