@@ -39,13 +39,19 @@ ConfigErrors check_runnable(Device device, const Config& cfg) {
   if (cfg.model.dropout > 0)
     e.push_back({"model.dropout", "model.dropout > 0 is modelled by `ptdp project` only; the runtime runs without "
                                   "dropout"});
-  if (cfg.plan.distributed_optimizer)
-    e.push_back({"plan.distributed_optimizer", "plan.distributed_optimizer=true is modelled by `ptdp project` only"});
   for (auto& err : check_work_limits(cfg.model, cfg.plan)) e.push_back(std::move(err));
   const std::int64_t head_dim = cfg.model.heads > 0 ? cfg.model.hidden / cfg.model.heads : 0;
   if (const std::string why = attention_unavailable(device, cfg.plan.attention, head_dim); !why.empty())
     e.push_back({"plan.attention", why});
   return e;
+}
+
+std::vector<std::string> runnable_warnings(const Config& cfg) {
+  std::vector<std::string> w;
+  if (cfg.plan.distributed_optimizer && cfg.plan.dp == 1)
+    w.push_back("plan.distributed_optimizer=true with plan.dp=1 shards nothing: every rank keeps its whole "
+                "optimizer state, and the reduce-scatter and all-gather are copies");
+  return w;
 }
 
 ConfigErrors check_outputs(const std::vector<OutputOption>& outputs) {

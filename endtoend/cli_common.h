@@ -23,6 +23,10 @@ ConfigErrors load_checked_config(const std::string& file, int world_size, Config
 // ptdp's work limits (core/sim/plan_limits.h).
 ConfigErrors check_runnable(Device device, const Config& cfg);
 
+// Runnable but probably not meant (the distributed optimizer over one
+// data-parallel rank): sentences to print as warnings.
+std::vector<std::string> runnable_warnings(const Config& cfg);
+
 // An output option and its path ({"--out", "r.json"}); an empty path is not asked for.
 using OutputOption = std::pair<std::string, std::string>;
 

@@ -60,6 +60,8 @@ int run(const TrainArgs& args) {
     if (root) print_refused("train", errors);
     return kExitRefused;
   }
+  if (root)
+    for (const std::string& w : runnable_warnings(cfg)) std::fprintf(stderr, "ptdp train: warning: %s\n", w.c_str());
   // Only rank 0 writes, so only it checks; every rank learns the verdict before any work.
   const ConfigErrors bad_outputs = root ? check_outputs({{"--trace", args.trace}, {"--out", args.out}}) : ConfigErrors{};
   if (world.all_reduce_host(bad_outputs.empty() ? 0.0 : 1.0, ReduceOp::max) > 0) {

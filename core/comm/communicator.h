@@ -74,6 +74,20 @@ class Communicator {
     return std::make_unique<CompletedRequest>();
   }
 
+  // The distributed optimizer's gradient buckets and parameter gather, with
+  // all_reduce_overlapped's contract (neither buffer touched until wait()).
+  // Default: the blocking call and a completed request.
+  virtual std::unique_ptr<Request> reduce_scatter_overlapped(const void* send, void* recv, std::int64_t count,
+                                                             DType type, ReduceOp op) {
+    reduce_scatter(send, recv, count, type, op);
+    return std::make_unique<CompletedRequest>();
+  }
+  virtual std::unique_ptr<Request> all_gather_overlapped(const void* send, void* recv, std::int64_t count,
+                                                         DType type) {
+    all_gather(send, recv, count, type);
+    return std::make_unique<CompletedRequest>();
+  }
+
   // Point-to-point calls between group_start() and group_end() form one step
   // (Megatron's batch_isend_irecv): the backend may issue them together, so a
   // send and a receive of the same step never wait on each other. Requests

@@ -82,6 +82,11 @@ class NcclCommunicator final : public Communicator {
   // On this group's reduce stream, after an event of the compute stream; the
   // request's wait() makes the compute stream wait for it (the host does not).
   std::unique_ptr<Request> all_reduce_overlapped(void* buf, std::int64_t count, DType type, ReduceOp op) override;
+  // The distributed optimizer's: the same stream and request.
+  std::unique_ptr<Request> reduce_scatter_overlapped(const void* send, void* recv, std::int64_t count, DType type,
+                                                     ReduceOp op) override;
+  std::unique_ptr<Request> all_gather_overlapped(const void* send, void* recv, std::int64_t count,
+                                                 DType type) override;
 
  private:
   friend class NcclP2pRequest;
@@ -139,6 +144,9 @@ class NcclCommunicator final : public Communicator {
     ~ReduceStream();
   };
   ReduceStream reduce_;  // created at the first overlapped all-reduce
+  // Orders the reduce stream (created on first use) after the compute stream's
+  // work so far; false for a type the overlapped path does not take (not f32/f64).
+  bool enter_reduce_stream(std::int64_t count, DType type);
   int group_depth_ = 0;              // open group_start calls
   std::vector<std::pair<NcclP2pRequest*, cudaStream_t>> group_;  // requests awaiting group_end
   std::vector<ncclComm_t> group_comms_;                           // channels used in the open group

@@ -52,8 +52,6 @@ Progress async_progress(const std::vector<ncclComm_t>& comms, std::string& error
   return pending ? Progress::in_progress : Progress::ready;
 }
 
-ncclRedOp_t nccl_op(ReduceOp op) { return op == ReduceOp::sum ? ncclSum : ncclMax; }
-
 // ncclCommAbort may wait for the other ranks of the node (NVIDIA/nccl#863); it
 // runs on a helper thread so the job is ended after `limit_s` whatever happens.
 void abort_bounded(const std::vector<ncclComm_t>& comms, double limit_s) {

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/comm/communicator.h"
 #include "core/tensor/dtype.h"
 
 namespace ptdp::nccl_detail {
@@ -39,6 +40,8 @@ inline std::size_t nccl_count(std::int64_t count) {
   if (count < 0) throw std::invalid_argument("NCCL communicator: negative count " + std::to_string(count));
   return static_cast<std::size_t>(count);
 }
+
+inline ncclRedOp_t nccl_op(ReduceOp op) { return op == ReduceOp::sum ? ncclSum : ncclMax; }
 
 inline std::int64_t payload(std::int64_t count, DType type) { return count * static_cast<std::int64_t>(dtype_size(type)); }
 

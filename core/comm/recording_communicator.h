@@ -72,6 +72,18 @@ class RecordingCommunicator final : public Communicator {
     timed(Collective::all_reduce, [&] { r = inner_->all_reduce_overlapped(buf, count, type, op); });
     return r;
   }
+  std::unique_ptr<Request> reduce_scatter_overlapped(const void* send, void* recv, std::int64_t count, DType type,
+                                                     ReduceOp op) override {
+    std::unique_ptr<Request> r;
+    timed(Collective::reduce_scatter, [&] { r = inner_->reduce_scatter_overlapped(send, recv, count, type, op); });
+    return r;
+  }
+  std::unique_ptr<Request> all_gather_overlapped(const void* send, void* recv, std::int64_t count,
+                                                 DType type) override {
+    std::unique_ptr<Request> r;
+    timed(Collective::all_gather, [&] { r = inner_->all_gather_overlapped(send, recv, count, type); });
+    return r;
+  }
   std::unique_ptr<Request> isend(const void* buf, std::int64_t count, DType type, int peer, int tag) override {
     return inner_->isend(buf, count, type, peer, tag);
   }

@@ -54,6 +54,8 @@ void read_plan(JsonFields& top, Plan& p, ConfigErrors& errors) {
   f.optional("fused_ops", p.fused_ops);
   f.optional_enum("attention", p.attention, kAttention);
   f.optional("distributed_optimizer", p.distributed_optimizer);
+  f.optional("overlap_grad_reduce", p.overlap_grad_reduce);
+  f.optional("overlap_param_gather", p.overlap_param_gather);
   f.optional("grad_accumulation_fusion", p.grad_accumulation_fusion);
   f.optional("deterministic", p.deterministic);
   f.reject_unknown();

@@ -27,6 +27,8 @@ json to_json(const Plan& p) {
           {"fused_ops", p.fused_ops},
           {"attention", to_string(p.attention)},
           {"distributed_optimizer", p.distributed_optimizer},
+          {"overlap_grad_reduce", p.overlap_grad_reduce},
+          {"overlap_param_gather", p.overlap_param_gather},
           {"grad_accumulation_fusion", p.grad_accumulation_fusion},
           {"deterministic", p.deterministic}};
   if (!p.layers_per_stage.empty()) j["layers_per_stage"] = p.layers_per_stage;  // absent: the even split

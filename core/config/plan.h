@@ -31,6 +31,9 @@ struct Plan {
   bool fused_ops = true;                   // fused bias+GeLU, bias+dropout+add, scale+mask+softmax
   Attention attention = Attention::unfused;  // unfused: GEMM, softmax, GEMM (the paper); flash: one fused kernel
   bool distributed_optimizer = false;      // optimizer state sharded over the data-parallel group
+  bool overlap_grad_reduce = true;         // gradient buckets reduced during the backward, else after it
+  bool overlap_param_gather = true;        // distributed optimizer: the parameter all-gather is waited
+                                           // for before the next forward, else right after the step
   bool grad_accumulation_fusion = true;    // weight-gradient GEMMs add into the fp32 gradients directly;
                                            // false: a separate pass per micro-batch (Megatron-LM of 2021)
   std::uint64_t seed = 1;                  // weights and synthetic data are pure functions of it

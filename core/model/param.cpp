@@ -75,10 +75,10 @@ std::unique_ptr<Param> make_param(Ops& ops, std::string name, Shape full_shape, 
   return p;
 }
 
-Tensor pack_grads(Ops& ops, const ParamList& params) {
+Tensor pack_grads(Ops& ops, const ParamList& params, std::int64_t align) {
   std::int64_t total = 0;
   for (const Param* p : params) total += p->value.numel();
-  Tensor buffer = ops.zeros({total}, DType::f32);
+  Tensor buffer = ops.zeros({(total + align - 1) / align * align}, DType::f32);
   std::int64_t offset = 0;
   for (Param* p : params) {
     const std::int64_t n = p->value.numel();

@@ -49,7 +49,8 @@ std::unique_ptr<Param> make_param(Ops& ops, std::string name, Shape full_shape, 
 using ParamList = std::vector<Param*>;
 
 // One zeroed fp32 buffer for all gradients of `params`; each Param::grad
-// becomes a view into it (in list order). Returns the buffer.
-Tensor pack_grads(Ops& ops, const ParamList& params);
+// becomes a view into it (in list order). Returns the buffer, padded with
+// zeros to a multiple of `align` elements (the distributed optimizer: d).
+Tensor pack_grads(Ops& ops, const ParamList& params, std::int64_t align = 1);
 
 }  // namespace ptdp

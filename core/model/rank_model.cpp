@@ -19,7 +19,8 @@ RankModel::RankModel(ModelContext& ctx, int pp_rank) : ctx_(ctx) {
     }
   }
   collect_params();
-  grads_ = pack_grads(ctx.ops, params_);
+  // The distributed optimizer reduce-scatters buckets in d equal blocks.
+  grads_ = pack_grads(ctx.ops, params_, ctx.plan.distributed_optimizer ? ctx.plan.dp : 1);
 }
 
 void RankModel::collect_params() {
@@ -32,6 +33,10 @@ void RankModel::collect_params() {
 
 void RankModel::zero_grads() { ctx_.ops.zero(grads_); }
 
-std::int64_t RankModel::num_parameters() const { return grads_.numel(); }
+std::int64_t RankModel::num_parameters() const {
+  std::int64_t n = 0;
+  for (const Param* p : params_) n += p->value.numel();
+  return n;
+}
 
 }  // namespace ptdp

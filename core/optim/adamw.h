@@ -8,8 +8,18 @@
 
 namespace ptdp {
 
+// One tensor the optimizer updates: a whole parameter, or (distributed
+// optimizer) the 1-D piece (n) of one that this data-parallel rank owns.
+struct AdamWTarget {
+  Tensor value;  // the weights, compute dtype
+  Tensor grad;   // fp32, same element count
+  bool decay = false;
+};
+
 class AdamW {
  public:
+  AdamW(Ops& ops, std::vector<AdamWTarget> targets, const OptimizerConfig& cfg);
+  // Every parameter whole, with its gradient.
   AdamW(Ops& ops, const ParamList& params, const OptimizerConfig& cfg);
 
   // One update from the (reduced, clipped) gradients; copies masters to weights.
@@ -17,11 +27,13 @@ class AdamW {
   int steps_taken() const { return step_; }
   // Bytes of optimizer state on this rank (moments and masters).
   std::int64_t state_bytes() const;
+  // The fp32 weights of target i after the last step (the value itself when fp32).
+  const Tensor& master(std::size_t i) const { return states_[i].master; }
 
  private:
   struct State {
-    Param* param;
-    Tensor master;  // fp32 weights (the parameter itself when it is fp32)
+    AdamWTarget target;
+    Tensor master;  // fp32 weights (the target's value itself when it is fp32)
     Tensor m, v;    // fp32 moments
   };
   Ops& ops_;

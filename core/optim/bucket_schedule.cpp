@@ -28,20 +28,29 @@ int ready_step(const BucketParam& p, std::size_t i, const std::vector<BackwardSi
 }  // namespace
 
 std::vector<GradBucket> schedule_buckets(const std::vector<BucketParam>& params,
-                                         const std::vector<BackwardSite>& visit, std::int64_t bucket_elements) {
+                                         const std::vector<BackwardSite>& visit, std::int64_t bucket_elements,
+                                         std::int64_t align) {
   if (bucket_elements < 1)
     throw std::invalid_argument("schedule_buckets: bucket size must be positive, got " + std::to_string(bucket_elements));
+  if (align < 1) throw std::invalid_argument("schedule_buckets: alignment must be positive, got " + std::to_string(align));
+  // Whole-parameter boundaries, each rounded up to a multiple of `align`: a
+  // parameter cut by a rounded boundary makes both its buckets wait for it.
   std::vector<GradBucket> buckets;
   GradBucket open{0, 0, -1};
+  std::int64_t end = 0;  // end of parameter i in the buffer
   for (std::size_t i = 0; i < params.size(); ++i) {
-    open.count += params[i].numel;
-    open.ready_after = std::max(open.ready_after, ready_step(params[i], i, visit));
-    if (open.count >= bucket_elements) {
+    const int ready = ready_step(params[i], i, visit);
+    const std::int64_t first = end;
+    end += params[i].numel;
+    if (first < open.offset) buckets.back().ready_after = std::max(buckets.back().ready_after, ready);
+    if (end > open.offset) open.ready_after = std::max(open.ready_after, ready);
+    open.count = end - open.offset;
+    if (open.count >= bucket_elements || (i + 1 == params.size() && open.count > 0)) {
+      open.count = (end + align - 1) / align * align - open.offset;
       buckets.push_back(open);
       open = {open.offset + open.count, 0, -1};
     }
   }
-  if (open.count > 0) buckets.push_back(open);
   std::stable_sort(buckets.begin(), buckets.end(), [](const GradBucket& a, const GradBucket& b) {
     return a.ready_after != b.ready_after ? a.ready_after < b.ready_after : a.offset > b.offset;
   });

@@ -38,8 +38,12 @@ struct GradBucket {
 // the last micro-batch's backward completes each site). Returned in launch
 // order: by ready_after, then from the end of the buffer to its start (the
 // order the backward produces them). Throws std::invalid_argument when a site is
-// not visited, a parameter has no site, or bucket_elements < 1.
+// not visited, a parameter has no site, or bucket_elements or align < 1.
+// With align > 1 (the distributed optimizer: align = d, so every bucket
+// reduce-scatters in d equal blocks) each boundary is rounded up to a multiple
+// of align, the last one past the buffer's end into its padding (pack_grads).
 std::vector<GradBucket> schedule_buckets(const std::vector<BucketParam>& params,
-                                         const std::vector<BackwardSite>& visit, std::int64_t bucket_elements);
+                                         const std::vector<BackwardSite>& visit, std::int64_t bucket_elements,
+                                         std::int64_t align = 1);
 
 }  // namespace ptdp

@@ -2,18 +2,23 @@
 #include "core/optim/grad_clip.h"
 
 #include <cmath>
-#include <vector>
 
 namespace ptdp {
 
-// One read-back for the rank's gradients, one host all-reduce over the group
+// One read-back for the rank's gradients, one host all-reduce per group
 // (skipped on a group of one, where it would only add a device round trip).
+double global_norm(Ops& ops, const std::vector<const Tensor*>& counted, const std::vector<Communicator*>& groups) {
+  double sum = ops.sum_squares_multi(counted);
+  for (Communicator* g : groups)
+    if (g->size() > 1) sum = g->all_reduce_host(sum, ReduceOp::sum);
+  return std::sqrt(sum);
+}
+
 double global_grad_norm(Ops& ops, const ParamList& params, Communicator& model_parallel) {
   std::vector<const Tensor*> counted;
   for (const Param* p : params)
     if (p->count_in_norm) counted.push_back(&p->grad);
-  const double local = ops.sum_squares_multi(counted);
-  return std::sqrt(model_parallel.size() > 1 ? model_parallel.all_reduce_host(local, ReduceOp::sum) : local);
+  return global_norm(ops, counted, {&model_parallel});
 }
 
 double clip_factor(double norm, double max_norm) {

@@ -8,14 +8,16 @@
 
 namespace ptdp {
 
-BucketedGradReduce::BucketedGradReduce(Tensor grads, Communicator& dp, std::vector<GradBucket> buckets)
-    : grads_(std::move(grads)), dp_(dp), buckets_(std::move(buckets)) {
+BucketedGradReduce::BucketedGradReduce(Tensor grads, Communicator& dp, std::vector<GradBucket> buckets, Tensor owned)
+    : grads_(std::move(grads)), owned_(std::move(owned)), dp_(dp), buckets_(std::move(buckets)) {
   std::int64_t covered = 0;
   for (const GradBucket& b : buckets_) {
     if (b.offset < 0 || b.count < 0 || b.offset + b.count > grads_.numel())
       throw std::invalid_argument("BucketedGradReduce: a bucket lies outside the gradient buffer");
     covered += b.count;
   }
+  if (owned_.defined() && owned_.numel() * dp_.size() != grads_.numel())
+    throw std::invalid_argument("BucketedGradReduce: the owned buffer is not 1/d of the gradient buffer");
   if (covered != grads_.numel())
     throw std::invalid_argument("BucketedGradReduce: buckets cover " + std::to_string(covered) + " of " +
                                 std::to_string(grads_.numel()) + " gradient elements");
@@ -27,8 +29,14 @@ void BucketedGradReduce::begin_iteration() {
 }
 
 void BucketedGradReduce::launch(const GradBucket& b) {
-  if (dp_.size() == 1 || b.count == 0) return;
   Tensor bucket = grads_.rows(b.offset, b.count);
+  if (owned_.defined() && b.count > 0) {
+    const std::int64_t d = dp_.size();
+    Tensor mine = owned_.rows(b.offset / d, b.count / d);
+    pending_.push_back(dp_.reduce_scatter_overlapped(bucket.raw(), mine.raw(), mine.numel(), DType::f32, ReduceOp::sum));
+    return;
+  }
+  if (dp_.size() == 1 || b.count == 0) return;
   pending_.push_back(dp_.all_reduce_overlapped(bucket.raw(), bucket.numel(), bucket.dtype(), ReduceOp::sum));
 }
 

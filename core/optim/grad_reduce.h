@@ -31,7 +31,10 @@ inline std::int64_t bucket_elements_for(std::int64_t total) {
 class BucketedGradReduce {
  public:
   // `grads`: the flat fp32 gradient buffer; `buckets` in launch order (schedule_buckets).
-  BucketedGradReduce(Tensor grads, Communicator& dp, std::vector<GradBucket> buckets);
+  // With `owned` (the distributed optimizer's (N/d) buffer, distributed_optimizer.h)
+  // each bucket (o, c) is reduce-scattered into owned[o/d, o/d + c/d) instead
+  // of all-reduced (even over a group of one, where it is a copy).
+  BucketedGradReduce(Tensor grads, Communicator& dp, std::vector<GradBucket> buckets, Tensor owned = Tensor{});
 
   // Forgets the previous iteration (its requests must have been finished).
   void begin_iteration();
@@ -46,6 +49,7 @@ class BucketedGradReduce {
  private:
   void launch(const GradBucket& b);
   Tensor grads_;
+  Tensor owned_;  // undefined: all-reduce
   Communicator& dp_;
   std::vector<GradBucket> buckets_;
   std::size_t next_ = 0;  // first bucket not launched this iteration

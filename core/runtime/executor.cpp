@@ -14,8 +14,8 @@
 namespace ptdp {
 
 Executor::Executor(const Config& cfg, Ops& ops, RankModel& model, AdamW& optimizer, ProcessGroups& groups,
-                   const TokenSource& data)
-    : cfg_(cfg), ops_(ops), model_(model), optimizer_(optimizer), groups_(groups), data_(data),
+                   const TokenSource& data, DistributedOptimizer* sharded)
+    : cfg_(cfg), ops_(ops), model_(model), optimizer_(optimizer), sharded_(sharded), groups_(groups), data_(data),
       scaler_(cfg.plan.precision == Precision::fp16) {
   const Plan& p = cfg.plan;
   if (p.pp > 1) {
@@ -38,6 +38,7 @@ Executor::Executor(const Config& cfg, Ops& ops, RankModel& model, AdamW& optimiz
 // receives wait on the host only on host backends (Request::order_before_use).
 IterationResult Executor::run(const Program& program, std::int64_t first_sample) {
   first_sample_ = first_sample;
+  finish_param_gather();  // before zero_grads: the gather lands in the gradient buffer
   model_.zero_grads();
   plan_reduction(program);
   if (!loss_sum_.defined()) loss_sum_ = ops_.empty({1}, DType::f64);
@@ -120,18 +121,25 @@ void Executor::forward(const Instr& in, IterationResult& result) {
 
 // The bucket plan of this program (cheap: a few hundred parameters); the
 // previous iteration's reduction finished at its reduce_grads.
+// With the distributed optimizer the buckets are multiples of d and reduce-scatter
+// into its owned buffer (the same buckets it was built with: same program).
 void Executor::plan_reduction(const Program& program) {
-  last_backwards_ = last_backwards(program, model_.num_chunks());
-  visit_ = backward_visit(model_, last_backwards_);
-  reduce_ = std::make_unique<BucketedGradReduce>(
-      model_.grad_buffer(), *groups_.dp, schedule_buckets(bucket_params(model_), visit_,
-                                                              bucket_elements_for(model_.grad_buffer().numel())));
+  ReductionPlan plan = ptdp::plan_reduction(model_, program, sharded_ ? groups_.dp->size() : 1);
+  last_backwards_ = std::move(plan.last);
+  visit_ = std::move(plan.visit);
+  reduce_ = std::make_unique<BucketedGradReduce>(model_.grad_buffer(), *groups_.dp, std::move(plan.buckets),
+                                                 sharded_ ? sharded_->owned_grads() : Tensor{});
   reduce_->begin_iteration();
 }
 
-// On the last backward of a chunk, each completed part may make buckets ready.
+void Executor::finish_param_gather() {
+  if (sharded_) sharded_->finish_param_gather();
+}
+
+// On the last backward of a chunk, each completed part may make buckets ready
+// (without overlap_grad_reduce all wait for reduce_grads).
 PartDone Executor::part_done(const Instr& in) {
-  if (in.mb != last_backwards_.mb[static_cast<std::size_t>(in.chunk)]) return {};
+  if (!cfg_.plan.overlap_grad_reduce || in.mb != last_backwards_.mb[static_cast<std::size_t>(in.chunk)]) return {};
   return [this, chunk = in.chunk](int part) {
     const auto it = std::find(visit_.begin(), visit_.end(), BackwardSite{chunk, part});
     reduce_->visited(static_cast<int>(it - visit_.begin()));
@@ -263,18 +271,28 @@ void Executor::drain_sends(bool wait_all) {
   sends_ = std::move(open);
 }
 
-// Unscale, check for overflow (fp16), clip and step; one pass over the flat gradients.
+// Unscale, check for overflow (fp16), clip and step; one pass over the flat
+// gradients (the owned (N/d) of them with the distributed optimizer, whose
+// step launches the parameter all-gather: waited for here without
+// overlap_param_gather, else before the next forward).
 void Executor::optimizer_step(IterationResult& result) {
   const double scale = scaler_.scale();
-  const double scaled_norm = global_grad_norm(ops_, model_.params(), *groups_.model_parallel);
+  const double scaled_norm = sharded_ ? sharded_->grad_norm(*groups_.model_parallel)
+                                      : global_grad_norm(ops_, model_.params(), *groups_.model_parallel);
   result.grad_norm = scaled_norm / scale;
   if (!scaler_.update(scaled_norm)) {
     result.skipped = true;
     return;
   }
   const double factor = clip_factor(result.grad_norm, cfg_.optimizer.clip_grad) / scale;
-  if (factor != 1.0) ops_.scale(model_.grad_buffer(), factor);
-  optimizer_.step();
+  Tensor grads = sharded_ ? sharded_->owned_grads() : model_.grad_buffer();
+  if (factor != 1.0) ops_.scale(grads, factor);
+  if (!sharded_) {
+    optimizer_.step();
+    return;
+  }
+  sharded_->step();
+  if (!cfg_.plan.overlap_param_gather) sharded_->finish_param_gather();
 }
 
 const MicroBatch& Executor::micro_batch(int mb) {

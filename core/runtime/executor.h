@@ -15,6 +15,7 @@
 #include "core/metrics/timeline.h"
 #include "core/model/rank_model.h"
 #include "core/optim/adamw.h"
+#include "core/optim/distributed_optimizer.h"
 #include "core/optim/grad_reduce.h"
 #include "core/optim/loss_scaler.h"
 #include "core/runtime/grad_overlap.h"
@@ -34,8 +35,13 @@ struct IterationResult {
 
 class Executor {
  public:
+  // `sharded`: the distributed optimizer (then `optimizer` is its AdamW), or null.
   Executor(const Config& cfg, Ops& ops, RankModel& model, AdamW& optimizer, ProcessGroups& groups,
-           const TokenSource& data);
+           const TokenSource& data, DistributedOptimizer* sharded = nullptr);
+
+  // Distributed optimizer: waits for the last step's parameter all-gather and
+  // puts the weights in place (run() does it before its first forward).
+  void finish_param_gather();
 
   // Runs `program` for the iteration whose first global sample is `first_sample`.
   IterationResult run(const Program& program, std::int64_t first_sample);
@@ -80,6 +86,7 @@ class Executor {
   Ops& ops_;
   RankModel& model_;
   AdamW& optimizer_;
+  DistributedOptimizer* sharded_;
   ProcessGroups& groups_;
   const TokenSource& data_;
   std::int64_t first_sample_ = 0;

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <map>
 
+#include "core/optim/grad_reduce.h"
+
 namespace ptdp {
 
 LastBackwards last_backwards(const Program& program, int chunks) {
@@ -39,6 +41,15 @@ std::vector<BucketParam> bucket_params(RankModel& model) {
   for (const Param* p : model.params())
     out.push_back({p->value.numel(), sites[p], p == model.tied_word()});
   return out;
+}
+
+ReductionPlan plan_reduction(RankModel& model, const Program& program, std::int64_t align) {
+  ReductionPlan plan;
+  plan.last = last_backwards(program, model.num_chunks());
+  plan.visit = backward_visit(model, plan.last);
+  plan.buckets = schedule_buckets(bucket_params(model), plan.visit,
+                                  bucket_elements_for(model.grad_buffer().numel()), align);
+  return plan;
 }
 
 }  // namespace ptdp

@@ -28,4 +28,14 @@ std::vector<BackwardSite> backward_visit(RankModel& model, const LastBackwards& 
 // group by a later instruction) is deferred to the end.
 std::vector<BucketParam> bucket_params(RankModel& model);
 
+// The bucketed reduction of `program` on `model`: when gradients become final,
+// the visit order, and the buckets of its gradient buffer in launch order, each
+// a multiple of `align` elements (the distributed optimizer's d).
+struct ReductionPlan {
+  LastBackwards last;
+  std::vector<BackwardSite> visit;
+  std::vector<GradBucket> buckets;
+};
+ReductionPlan plan_reduction(RankModel& model, const Program& program, std::int64_t align);
+
 }  // namespace ptdp

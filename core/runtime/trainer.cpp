@@ -10,10 +10,18 @@ namespace ptdp {
 Trainer::Trainer(const Config& cfg, Ops& ops, ProcessGroups& groups, const TokenSource& data)
     : cfg_(cfg), ops_(ops), groups_(groups), ctx_{ops, *groups.tp, cfg.model, cfg.plan} {
   model_ = std::make_unique<RankModel>(ctx_, groups.coord.pp);
-  optimizer_ = std::make_unique<AdamW>(ops, model_->params(), cfg.optimizer);
-  executor_ = std::make_unique<Executor>(cfg, ops, *model_, *optimizer_, groups, data);
   const ScheduleSpec spec{cfg.plan.pp, cfg.plan.micro_batches(), cfg.plan.virtual_stages, groups.coord.pp};
   program_ = build_program(cfg.plan.schedule, spec);
+  if (cfg.plan.distributed_optimizer) {
+    // The buckets the executor reduce-scatters: the same program, the same plan.
+    std::vector<GradBucket> buckets = plan_reduction(*model_, program_, groups.dp->size()).buckets;
+    sharded_ = std::make_unique<DistributedOptimizer>(ops, model_->params(), model_->grad_buffer(),
+                                                      std::move(buckets), *groups.dp, cfg.optimizer);
+  } else {
+    optimizer_ = std::make_unique<AdamW>(ops, model_->params(), cfg.optimizer);
+  }
+  AdamW& adamw = sharded_ ? sharded_->adamw() : *optimizer_;
+  executor_ = std::make_unique<Executor>(cfg, ops, *model_, adamw, groups, data, sharded_.get());
 }
 
 IterationRecord Trainer::step(int iteration) {

@@ -24,8 +24,13 @@ class Trainer {
 
   const Timeline& last_timeline() const { return last_timeline_; }
   const Program& program() const { return program_; }
-  RankModel& model() { return *model_; }
-  const AdamW& optimizer() const { return *optimizer_; }
+  // The model with the last step's weights in place (waits for the
+  // distributed optimizer's parameter gather).
+  RankModel& model() {
+    executor_->finish_param_gather();
+    return *model_;
+  }
+  const AdamW& optimizer() const { return sharded_ ? sharded_->adamw() : *optimizer_; }
 
  private:
   const Config& cfg_;
@@ -33,7 +38,8 @@ class Trainer {
   ProcessGroups& groups_;
   ModelContext ctx_;
   std::unique_ptr<RankModel> model_;
-  std::unique_ptr<AdamW> optimizer_;
+  std::unique_ptr<AdamW> optimizer_;               // null with the distributed optimizer
+  std::unique_ptr<DistributedOptimizer> sharded_;  // null without
   std::unique_ptr<Executor> executor_;
   Program program_;
   Timeline last_timeline_;

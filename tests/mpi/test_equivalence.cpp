@@ -31,6 +31,8 @@ struct Layout {
   bool scatter_gather;
   std::vector<int> layers_per_stage = {};  // empty: the even split
   bool sequence_parallel = false;
+  bool distributed_optimizer = false;
+  bool overlap = true;  // overlap_grad_reduce and overlap_param_gather
 };
 
 std::string name_of(const Layout& l);
@@ -53,7 +55,8 @@ std::string name_of(const Layout& l) {
   return "t" + std::to_string(l.t) + "p" + std::to_string(l.p) + "d" + std::to_string(l.d) + "v" +
          std::to_string(l.v) + "_" + schedule_tag(l.schedule) + "_" +
          to_string(l.recompute) + (l.scatter_gather ? "_sg" : "") + split_name(l.layers_per_stage) +
-         (l.sequence_parallel ? "_sp" : "");
+         (l.sequence_parallel ? "_sp" : "") +
+         (l.distributed_optimizer ? (l.overlap ? "_distopt" : "_distopt_nooverlap") : "");
 }
 
 Config base_config() { return test::equivalence_config(); }
@@ -118,6 +121,8 @@ void run_layout(const Layout& l, Communicator& sub) {
   cfg.plan.scatter_gather = l.scatter_gather;
   cfg.plan.layers_per_stage = l.layers_per_stage;
   cfg.plan.sequence_parallel = l.sequence_parallel;
+  cfg.plan.distributed_optimizer = l.distributed_optimizer;
+  cfg.plan.overlap_grad_reduce = cfg.plan.overlap_param_gather = l.overlap;
   ASSERT_TRUE(validate(cfg, sub.size()).empty()) << validate(cfg, sub.size()).front().message;
   CpuAllocator alloc(sub.rank());
   CpuOps ops(alloc);
@@ -178,6 +183,11 @@ std::vector<Layout> layouts() {
   out.push_back({2, 2, 2, 1, "1f1b", Recompute::none, false, {}, true});
   out.push_back({2, 2, 2, 1, "zb-h1", Recompute::none, false, {}, true});
   out.push_back({2, 2, 1, 2, "interleaved", Recompute::selective, false, {}, true});
+  // Distributed optimizer: gradients reduce-scattered, state and update on 1/d,
+  // parameters all-gathered; with and without overlapping both.
+  for (const Shape& s : {Shape{1, 1, 2, 1}, Shape{2, 2, 2, 1}})
+    for (bool overlap : {true, false})
+      out.push_back({s.t, s.p, s.d, s.v, "1f1b", Recompute::none, false, {}, false, true, overlap});
   return out;
 }
 

@@ -130,6 +130,17 @@ TEST(CliTrain, Bf16OnTheCpuIsRefused) {
   EXPECT_NE(r.err.find("plan.precision"), std::string::npos) << r.err;
 }
 
+// The distributed optimizer runs; over one data-parallel rank it is warned of, not refused.
+TEST(CliTrain, TheDistributedOptimizerOnOneDataParallelRankIsWarnedOf) {
+  ScratchDir dir("distopt");
+  auto cfg = test::tiny_config_json();
+  cfg["plan"]["distributed_optimizer"] = true;
+  const auto config = dir.write("c.json", cfg.dump());
+  const auto r = test::run_command(test::ptdp_cli() + " train --iterations 2 --config " + config.string(), dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: plan.distributed_optimizer=true with plan.dp=1"), std::string::npos) << r.err;
+}
+
 TEST(CliTrain, TrainsOnATextFileAsBytes) {
   ScratchDir dir("text");
   std::string text;

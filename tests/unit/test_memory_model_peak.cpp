@@ -50,6 +50,8 @@ struct Layout {
   int t, p, v;
   const char* schedule;
   Recompute recompute;
+  int d = 1;
+  bool distributed_optimizer = false;
   bool sequence_parallel = false;
 };
 
@@ -72,6 +74,8 @@ Config layout_config(const Layout& l) {
   c.plan.tp = l.t, c.plan.pp = l.p, c.plan.virtual_stages = l.v;
   c.plan.schedule = l.schedule;
   c.plan.recompute = l.recompute;
+  c.plan.dp = l.d;
+  c.plan.distributed_optimizer = l.distributed_optimizer;
   c.plan.sequence_parallel = l.sequence_parallel;
   return c;
 }
@@ -79,6 +83,9 @@ Config layout_config(const Layout& l) {
 struct RankMemory {
   std::int64_t measured = 0;  // the allocator's peak over the iterations
   std::int64_t model = 0;     // memory_model(…, ptdp, …).total()
+  std::int64_t state_measured = 0;  // the optimizer's moments and masters (AdamW::state_bytes)
+  std::int64_t state_model = 0;     // memory_model(…).optimizer
+  std::int64_t grads_model = 0;     // memory_model(…).grads
 };
 
 std::vector<RankMemory> train_and_measure(const Config& cfg) {
@@ -96,7 +103,12 @@ std::vector<RankMemory> train_and_measure(const Config& cfg) {
     const MemoryTraits tr = memory_traits(Device::cpu, cfg.plan.precision, false);
     RankMemory& m = out[static_cast<std::size_t>(r)];
     m.measured = alloc.stats().peak_bytes;
-    m.model = memory_model(cfg.model, cfg.plan, tr, ActivationFormula::ptdp, groups.coord.pp, trainer.program()).total();
+    const MemoryBreakdown mb =
+        memory_model(cfg.model, cfg.plan, tr, ActivationFormula::ptdp, groups.coord.pp, trainer.program());
+    m.model = mb.total();
+    m.state_measured = trainer.optimizer().state_bytes();
+    m.state_model = mb.optimizer;
+    m.grads_model = mb.grads;
     return losses;
   });
   return out;
@@ -108,9 +120,13 @@ TEST_P(MemoryModelPeak, ModelIsWithinTheMarginBelowTheMeasuredPeak) {
   const Config cfg = layout_config(GetParam());
   ASSERT_TRUE(validate(cfg, cfg.plan.world_size()).empty()) << validate(cfg, cfg.plan.world_size()).front().message;
   const std::vector<RankMemory> ranks = train_and_measure(cfg);
-  const std::int64_t w = workspace_bytes(cfg);
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const RankMemory& m = ranks[r];
+    // The distributed optimizer's owned (N/d) fp32 gradients, the reduce-scatter's
+    // target: Megatron reduce-scatters in place, ptdp keeps them apart, and the
+    // model (Megatron's accounting) leaves them out.
+    const std::int64_t owned = cfg.plan.distributed_optimizer ? m.grads_model / cfg.plan.dp : 0;
+    const std::int64_t w = workspace_bytes(cfg) + owned;
     EXPECT_LE(m.model, m.measured) << "rank " << r << ": the model counts more than the allocator held (model "
                                    << m.model << ", measured " << m.measured << ")";
     EXPECT_LE(m.measured - m.model, w) << "rank " << r << ": the model misses more than the workspace (model "
@@ -132,17 +148,35 @@ TEST(SequenceParallelMemory, MeasuredSavingMatchesTheModel) {
       << "measured saving " << measured_saving << " bytes, model saving " << model_saving;
 }
 
+// The distributed optimizer keeps 1/d of the Adam state: on every rank the
+// measured state falls from the replicated run's by the model's factor, up to
+// the buffer's padding (fewer than d elements of 8 bytes of moments).
+TEST(MemoryModelPeak, DistributedOptimizerStateFallsByTheModelsFactor) {
+  const Layout whole{"replicated", 1, 2, 1, "1f1b", Recompute::none, 2, false};
+  Layout sharded = whole;
+  sharded.distributed_optimizer = true;
+  const std::vector<RankMemory> a = train_and_measure(layout_config(whole));
+  const std::vector<RankMemory> b = train_and_measure(layout_config(sharded));
+  for (std::size_t r = 0; r < a.size(); ++r) {
+    ASSERT_GT(b[r].state_model, 0);
+    const double factor = static_cast<double>(a[r].state_model) / static_cast<double>(b[r].state_model);
+    EXPECT_NEAR(static_cast<double>(a[r].state_measured) / factor, static_cast<double>(b[r].state_measured), 8.0 * 2)
+        << "rank " << r << ": replicated state " << a[r].state_measured << " bytes, model factor " << factor;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Layouts, MemoryModelPeak,
     testing::Values(Layout{"single_rank", 1, 1, 1, "1f1b", Recompute::none},
                     Layout{"pipeline_1f1b", 1, 2, 1, "1f1b", Recompute::none},
                     Layout{"interleaved_v2", 1, 2, 2, "interleaved", Recompute::none},
                     Layout{"tensor_parallel", 2, 1, 1, "1f1b", Recompute::none},
-                    Layout{"sequence_parallel", 2, 2, 1, "1f1b", Recompute::none, true},
+                    Layout{"sequence_parallel", 2, 2, 1, "1f1b", Recompute::none, 1, false, true},
                     Layout{"recompute_full", 1, 2, 1, "1f1b", Recompute::full},
                     Layout{"recompute_selective", 1, 1, 1, "1f1b", Recompute::selective},
                     Layout{"zero_bubble", 1, 2, 1, "zb-h1", Recompute::none},
-                    Layout{"zero_bubble_recompute_full", 1, 2, 1, "zb-h1", Recompute::full}),
+                    Layout{"zero_bubble_recompute_full", 1, 2, 1, "zb-h1", Recompute::full},
+                    Layout{"distributed_optimizer_d2", 1, 2, 1, "1f1b", Recompute::none, 2, true}),
     [](const testing::TestParamInfo<Layout>& i) { return std::string(i.param.name); });
 
 }  // namespace
