@@ -62,7 +62,10 @@ MemoryBreakdown memory_model(const Model& m, const Plan& p, const MemoryTraits& 
   MemoryBreakdown mb;
   const std::int64_t params = rank_parameter_count(m, p, pp_rank);
   mb.params = params * tr.weight_bytes;
-  mb.grads = params * 4;
+  // With the distributed optimizer ptdp's runtime reduce-scatters into an owned
+  // fp32 buffer of its own, 1/d of the gradients, beside the full buffer
+  // (Megatron reduce-scatters in place and has no such buffer).
+  mb.grads = params * 4 + (p.distributed_optimizer ? params * 4 / p.dp : 0);
   const std::int64_t state = params * (8 + (tr.master_weights ? 4 : 0));
   mb.optimizer = p.distributed_optimizer ? state / p.dp : state;
   const ActivationBytes a = activation_bytes(m, p, tr, formula);

@@ -122,11 +122,7 @@ TEST_P(MemoryModelPeak, ModelIsWithinTheMarginBelowTheMeasuredPeak) {
   const std::vector<RankMemory> ranks = train_and_measure(cfg);
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const RankMemory& m = ranks[r];
-    // The distributed optimizer's owned (N/d) fp32 gradients, the reduce-scatter's
-    // target: Megatron reduce-scatters in place, ptdp keeps them apart, and the
-    // model (Megatron's accounting) leaves them out.
-    const std::int64_t owned = cfg.plan.distributed_optimizer ? m.grads_model / cfg.plan.dp : 0;
-    const std::int64_t w = workspace_bytes(cfg) + owned;
+    const std::int64_t w = workspace_bytes(cfg);
     EXPECT_LE(m.model, m.measured) << "rank " << r << ": the model counts more than the allocator held (model "
                                    << m.model << ", measured " << m.measured << ")";
     EXPECT_LE(m.measured - m.model, w) << "rank " << r << ": the model misses more than the workspace (model "
