@@ -17,7 +17,7 @@ namespace {
 
 struct ProjectArgs {
   std::string config, out, trace, calibration;
-  bool search = false, search_split = false, search_uneven = false;
+  bool search = false, search_split = false, search_uneven = false, search_tp_overlap = false;
   int top = 5;
 };
 
@@ -94,10 +94,11 @@ int run(const ProjectArgs& args) {
     if (!args.calibration.empty()) calibration = std::make_unique<Calibration>(Calibration::load(args.calibration));
     Projection proj;
     nlohmann::json search;
-    if (args.search || args.search_split || args.search_uneven) {
+    if (args.search || args.search_split || args.search_uneven || args.search_tp_overlap) {
       SearchSpace space;
       space.split_tp_pp = args.search_split;
       space.uneven_ends = args.search_uneven;
+      space.tp_comm_overlap = args.search_tp_overlap;
       SearchOutcome found = project_best(cfg, space, calibration.get());
       if (!found.found) {
         std::fprintf(stderr, "ptdp project: no searched plan fits in memory (%d tried did not fit)\n", found.rejected);
@@ -143,6 +144,8 @@ Command add_project_command(CLI::App& app) {
   sub->add_flag("--search-split", args->search_split, "Also search the t/p split of the same model-parallel size");
   sub->add_flag("--search-uneven", args->search_uneven,
                 "Also try, for p >= 3, one layer off the first and last stage (plan.layers_per_stage)");
+  sub->add_flag("--search-tp-overlap", args->search_tp_overlap,
+                "Also try, under sequence parallelism with t > 1, plan.tp_comm_overlap");
   sub->add_option("--top", args->top, "Runners-up to report with --search")->capture_default_str();
   return {sub, [args] { return run(*args); }};
 }

@@ -113,7 +113,8 @@ int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& wor
   Ops& ops = *backend.ops;
   Communicator& device_world = backend.device_world ? *backend.device_world : world;
   ProcessGroups groups =
-      make_process_groups(device_world, {cfg.plan.tp, cfg.plan.pp, cfg.plan.dp, cfg.machine.gpus_per_node});
+      make_process_groups(device_world, {cfg.plan.tp, cfg.plan.pp, cfg.plan.dp, cfg.machine.gpus_per_node},
+                          cfg.plan.tp_comm_overlap);
   auto data = make_data(cfg, args);
   Trainer trainer(cfg, ops, groups, *data);
   if (root)

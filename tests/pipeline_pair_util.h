@@ -22,7 +22,7 @@ inline Topology plan_topology(const Config& cfg) { return {cfg.plan.tp, cfg.plan
 
 // The losses of `iterations` steps of cfg on the rank `world` belongs to.
 inline std::vector<double> train_rank(const Config& cfg, Ops& ops, Communicator& world, int iterations) {
-  ProcessGroups groups = make_process_groups(world, plan_topology(cfg));
+  ProcessGroups groups = make_process_groups(world, plan_topology(cfg), cfg.plan.tp_comm_overlap);
   auto data = make_synthetic_source(cfg.model.vocab, cfg.plan.seed);
   Trainer trainer(cfg, ops, groups, *data);
   std::vector<double> losses;

@@ -7,7 +7,19 @@
 
 namespace ptdp {
 
-ProcessGroups make_process_groups(Communicator& world, const Topology& topo) {
+namespace {
+
+// The distinct other ranks at offsets −1 and +1 around a ring of n (none when n = 1).
+std::vector<int> ring_neighbours(int rank, int n) {
+  std::vector<int> out;
+  for (int peer : {(rank + n - 1) % n, (rank + 1) % n})
+    if (peer != rank && std::find(out.begin(), out.end(), peer) == out.end()) out.push_back(peer);
+  return out;
+}
+
+}  // namespace
+
+ProcessGroups make_process_groups(Communicator& world, const Topology& topo, bool tp_ring) {
   if (world.size() != topo.world())
     throw std::invalid_argument("topology of " + std::to_string(topo.world()) + " ranks over a world of " +
                                 std::to_string(world.size()));
@@ -28,11 +40,8 @@ ProcessGroups make_process_groups(Communicator& world, const Topology& topo) {
   const bool ends = g.first_stage() || g.last_stage();
   g.embedding = recorded(world.split(ends ? topo.pp_color(r) : topo.world() + r, g.coord.pp), CommGroup::embedding);
   // Pipeline transfers go to the neighbouring stages, around the ring for interleaving.
-  std::vector<int> neighbours;
-  for (int peer : {(g.coord.pp + topo.p - 1) % topo.p, (g.coord.pp + 1) % topo.p})
-    if (peer != g.coord.pp && std::find(neighbours.begin(), neighbours.end(), peer) == neighbours.end())
-      neighbours.push_back(peer);
-  g.pp->prepare_p2p(neighbours);
+  g.pp->prepare_p2p(ring_neighbours(g.coord.pp, topo.p));
+  if (tp_ring) g.tp->prepare_p2p(ring_neighbours(g.coord.tp, topo.t));
   return g;
 }
 

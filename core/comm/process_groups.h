@@ -27,6 +27,8 @@ struct ProcessGroups {
 };
 
 // Splits `world` into the groups of `topo` (collective over world).
-ProcessGroups make_process_groups(Communicator& world, const Topology& topo);
+// tp_ring: the tensor-parallel group also connects each rank to its ring
+// neighbours (plan.tp_comm_overlap's point-to-point, core/model/tp_overlap.h).
+ProcessGroups make_process_groups(Communicator& world, const Topology& topo, bool tp_ring = false);
 
 }  // namespace ptdp

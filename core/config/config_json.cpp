@@ -49,6 +49,7 @@ void read_plan(JsonFields& top, Plan& p, ConfigErrors& errors) {
   f.optional_enum("recompute", p.recompute, kRecompute);
   f.optional("sequence_parallel", p.sequence_parallel);
   f.optional("scatter_gather", p.scatter_gather);
+  f.optional("tp_comm_overlap", p.tp_comm_overlap);
   f.optional_enum("precision", p.precision, kPrecision);
   f.optional("seed", p.seed);
   f.optional("fused_ops", p.fused_ops);

@@ -22,6 +22,7 @@ json to_json(const Plan& p) {
           {"recompute", to_string(p.recompute)},
           {"sequence_parallel", p.sequence_parallel},
           {"scatter_gather", p.scatter_gather},
+          {"tp_comm_overlap", p.tp_comm_overlap},
           {"precision", to_string(p.precision)},
           {"seed", p.seed},
           {"fused_ops", p.fused_ops},

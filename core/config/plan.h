@@ -27,6 +27,8 @@ struct Plan {
   Recompute recompute = Recompute::none;   // activation recomputation in backward
   bool sequence_parallel = false;          // split layernorm/dropout over t along s
   bool scatter_gather = false;             // send 1/t of boundary activations, all-gather after
+  bool tp_comm_overlap = false;            // sequence parallelism's all-gathers and reduce-scatters split
+                                           // into t token blocks, pipelined with the GEMMs (a ring)
   Precision precision = Precision::bf16;   // compute type; fp32 on the CPU backend
   bool fused_ops = true;                   // fused bias+GeLU, bias+dropout+add, scale+mask+softmax
   Attention attention = Attention::unfused;  // unfused: GEMM, softmax, GEMM (the paper); flash: one fused kernel

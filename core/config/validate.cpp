@@ -135,6 +135,9 @@ void check_splits(const Model& m, const Plan& p, Rules& r) {
   r.divides("plan.tp", p.tp, "model.ffn_hidden", m.ffn());
   check_vocab_split(m, p, r);
   if (p.sequence_parallel) r.divides("plan.tp", p.tp, "model.seq_len (sequence_parallel)", m.seq_len);
+  if (p.tp_comm_overlap && !p.sequence_parallel)
+    r.fail("plan.tp_comm_overlap", "plan.tp_comm_overlap needs plan.sequence_parallel: it pipelines sequence "
+                                   "parallelism's all-gathers and reduce-scatters with the GEMMs");
   if (!p.layers_per_stage.empty()) check_layer_split(m, p, r);
   else if (p.pp > 0 && p.virtual_stages > 0)
     r.divides("plan.pp·plan.virtual_stages", static_cast<long long>(p.pp) * p.virtual_stages,

@@ -20,6 +20,8 @@ struct ModelContext {
   int tp_rank() const { return tp.rank(); }
   // Tokens split over the tensor-parallel ranks outside the GEMMs (token_split.h).
   bool sp() const { return plan.sequence_parallel && t() > 1; }
+  // Its collectives pipelined with the GEMMs block by block (tp_overlap.h).
+  bool tp_overlap() const { return sp() && plan.tp_comm_overlap; }
   std::uint64_t seed() const { return plan.seed; }
   // Standard deviation of the initial weights (GPT-2): 0.02, and 0.02/sqrt(2l)
   // for the projections that write into the residual stream.

@@ -5,13 +5,30 @@
 
 namespace ptdp {
 
-Tensor gather_tokens(ModelContext& ctx, const Tensor& local) {
+Tensor gathered_tokens(ModelContext& ctx, const Tensor& local) {
   if (!ctx.sp()) return local;
   Shape full = local.shape();
   full[1] *= ctx.t();  // (b, s/t, …) -> (b, s, …): rank blocks concatenated in rank order
-  Tensor out = ctx.ops.empty(full, local.dtype());
-  all_gather(ctx.tp, local, out);
+  return ctx.ops.empty(full, local.dtype());
+}
+
+Tensor gather_tokens(ModelContext& ctx, const Tensor& local) {
+  Tensor out = gathered_tokens(ctx, local);
+  if (ctx.sp()) all_gather(ctx.tp, local, out);
   return out;
+}
+
+void gather_tokens_then(ModelContext& ctx, const Tensor& local, Tensor& full, const RowBlockGemm& gemm) {
+  if (ctx.tp_overlap()) return ring_gather_tokens(ctx, local, full, gemm);
+  if (ctx.sp()) all_gather(ctx.tp, local, full);
+  gemm(0, full.numel() / full.dim(-1));
+}
+
+Tensor reduce_tokens_of(ModelContext& ctx, const Shape& full_shape, const RowBlockGemmInto& gemm) {
+  if (ctx.tp_overlap()) return ring_reduce_tokens(ctx, full_shape, gemm);
+  Tensor partial = ctx.ops.empty(full_shape);
+  gemm(0, shape_numel(full_shape) / full_shape.back(), partial);
+  return reduce_tokens(ctx, partial);
 }
 
 Tensor reduce_tokens(ModelContext& ctx, Tensor& partial) {

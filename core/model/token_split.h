@@ -7,12 +7,27 @@
 #pragma once
 #include "core/model/layernorm.h"
 #include "core/model/model_context.h"
+#include "core/model/tp_overlap.h"
 
 namespace ptdp {
 
 // full (b, s, h) from every rank's local (b, s/t, h) rows (the local tensor itself
 // without sequence parallelism).
 Tensor gather_tokens(ModelContext& ctx, const Tensor& local);
+
+// The (b, s, k) tensor a column-parallel GEMM reads: a new one that
+// gather_tokens_then fills under sequence parallelism, else `local` itself.
+Tensor gathered_tokens(ModelContext& ctx, const Tensor& local);
+
+// f before a column-parallel GEMM: fills `full` (from gathered_tokens) with every
+// rank's rows and runs gemm over all of them: block by block as the ring brings
+// them under tp_comm_overlap, else once after the all-gather.
+void gather_tokens_then(ModelContext& ctx, const Tensor& local, Tensor& full, const RowBlockGemm& gemm);
+
+// g after a row-parallel GEMM: the t ranks' partial (b, s, m) products that gemm
+// writes, summed: reduce_tokens of one (b, s, m) product, or under tp_comm_overlap
+// the ring's reduce-scatter of one product block at a time.
+Tensor reduce_tokens_of(ModelContext& ctx, const Shape& full_shape, const RowBlockGemmInto& gemm);
 
 // Sums the t ranks' partial (b, s, h): under sequence parallelism a reduce-scatter
 // returning this rank's (b, s/t, h) rows, otherwise the all-reduced full tensor.

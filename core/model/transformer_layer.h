@@ -51,9 +51,6 @@ class TransformerLayer {
   Tensor mlp_block(LayerActs& acts);
   Tensor mlp_backward(const Tensor& dy, LayerActs& acts, DeferredWeightGrads* later);
   Tensor attention_backward(const Tensor& dx2, LayerActs& acts, DeferredWeightGrads* later);
-  // Σ over ranks of y (b, s, h) + bias + residual: (b, s, h), or this rank's
-  // (b, s/t, h) rows under sequence parallelism.
-  Tensor row_parallel_reduce(Tensor& y, const Param& bias, const Tensor& residual);
 
   ModelContext& ctx_;
   int heads_;  // a/t on this rank

@@ -1,6 +1,8 @@
 // The operations of a layer, costed one by one (see layer_costs.h).
 #include "core/sim/layer_costs.h"
 
+#include <algorithm>
+
 #include "core/config/rank_dims.h"
 
 namespace ptdp {
@@ -45,14 +47,11 @@ Dims dims(const Model& m, const Plan& p) {
   return x;
 }
 
-// Forward GEMM time of a linear layer y (n × out) = x (n × in) · Wᵀ, its
-// weight gradient dW (out × in) = dyᵀ · x, and its backward (dgrad + wgrad).
+// Forward GEMM time of a linear layer y (n × out) = x (n × in) · Wᵀ and its
+// weight gradient dW (out × in) = dyᵀ · x.
 double linear_forward(const DeviceRates& dev, double n, double in, double out) { return dev.gemm_seconds({n, out, in}); }
 double linear_weight_grad(const DeviceRates& dev, double n, double in, double out) {
   return dev.gemm_seconds({out, in, n});
-}
-double linear_backward(const DeviceRates& dev, double n, double in, double out) {
-  return dev.gemm_seconds({n, in, out}) + linear_weight_grad(dev, n, in, out);
 }
 
 // Attention core forward: unfused QKᵀ, softmax (fused or three kernels), dropout, ·V; or one fused kernel.
@@ -103,25 +102,69 @@ PassCost tp_comm(const Dims& x, const CommModel& comm, Placement tp, double coll
   return c;
 }
 
+// A linear layer's widths on this rank: y (rows, out) = x (rows, in) · Wᵀ.
+struct Linear {
+  double in, out;
+};
+
+double forward_gemm(const DeviceRates& dev, double rows, Linear l) { return linear_forward(dev, rows, l.in, l.out); }
+double data_grad_gemm(const DeviceRates& dev, double rows, Linear l) { return dev.gemm_seconds({rows, l.in, l.out}); }
+
+// One ring of tp_comm_overlap (core/model/tp_overlap.h): the GEMM on t blocks of
+// n/t rows, and of each of the t−1 transfer steps (the collective's time over
+// its t−1 steps) the part longer than one block's GEMM. A reduce-scatter ring
+// also adds each arriving (n/t, h) partial sum: read two, write one.
+PassCost ring(const Dims& x, const DeviceRates& dev, double block_gemm, double collective_s, bool adds) {
+  PassCost c;
+  c.gemm = x.t * block_gemm;
+  c.tp_comm = (x.t - 1) * std::max(0.0, collective_s / (x.t - 1) - block_gemm);
+  if (adds) c.memory = (x.t - 1) * dev.memory_seconds(3 * x.n / x.t * x.h * x.e, 1);
+  return c;
+}
+
+// The four linears of a layer with their collectives, plain or as rings.
+// Forward: all-gather before qkv and fc1, reduce-scatter after proj and fc2.
+// Backward: the data gradients of fc2 and proj after the output gradient's
+// all-gather, of fc1 and qkv before the reduce-scatter; the weight gradients
+// once over all n rows after them (transformer_layer.cpp).
+void linears(const Dims& x, const Plan& p, const DeviceRates& dev, const CommModel& comm, Placement tp,
+             LayerCosts& c) {
+  const Linear qkv{x.h, 3 * x.h / x.t}, proj{x.h / x.t, x.h}, fc1{x.h, x.f}, fc2{x.f, x.h};
+  for (const Linear& l : {qkv, proj, fc1, fc2}) c.weight_grad.gemm += linear_weight_grad(dev, x.n, l.in, l.out);
+  PassCost &fwd = c.forward, &bwd = c.backward;
+  bwd.gemm = c.weight_grad.gemm;
+  if (!(p.tp_comm_overlap && x.sp && x.t > 1)) {
+    for (const Linear& l : {qkv, proj, fc1, fc2}) {
+      fwd.gemm += forward_gemm(dev, x.n, l);
+      bwd.gemm += data_grad_gemm(dev, x.n, l);
+    }
+    fwd += tp_comm(x, comm, tp, 2);
+    bwd += tp_comm(x, comm, tp, 2);
+    return;
+  }
+  const double bytes = x.n * x.h * x.e, rows = x.n / x.t;
+  const double gather = comm.all_gather(bytes, tp), scatter = comm.reduce_scatter(bytes, tp);
+  for (const Linear& l : {qkv, fc1}) fwd += ring(x, dev, forward_gemm(dev, rows, l), gather, false);
+  for (const Linear& l : {proj, fc2}) fwd += ring(x, dev, forward_gemm(dev, rows, l), scatter, true);
+  for (const Linear& l : {fc2, proj}) bwd += ring(x, dev, data_grad_gemm(dev, rows, l), gather, false);
+  for (const Linear& l : {fc1, qkv}) bwd += ring(x, dev, data_grad_gemm(dev, rows, l), scatter, true);
+}
+
 }  // namespace
 
 LayerCosts layer_costs(const Model& m, const Plan& p, const DeviceRates& dev, const CommModel& comm, Placement tp) {
   const Dims x = dims(m, p);
   LayerCosts c;
-  PassCost& fwd = c.forward;
-  fwd.gemm = linear_forward(dev, x.n, x.h, 3 * x.h / x.t) + linear_forward(dev, x.n, x.h / x.t, x.h) +
-             linear_forward(dev, x.n, x.h, x.f) + linear_forward(dev, x.n, x.f, x.h);
+  PassCost &fwd = c.forward, &bwd = c.backward;
+  linears(x, p, dev, comm, tp, c);
   fwd.attention = attention_forward(x, dev, p.attention);
-  fwd.memory = elementwise_forward(x, dev);
-  fwd += tp_comm(x, comm, tp, 2);
-  PassCost& bwd = c.backward;
-  bwd.gemm = linear_backward(dev, x.n, x.h, 3 * x.h / x.t) + linear_backward(dev, x.n, x.h / x.t, x.h) +
-             linear_backward(dev, x.n, x.h, x.f) + linear_backward(dev, x.n, x.f, x.h);
+  const double elementwise = elementwise_forward(x, dev);
+  fwd.memory += elementwise;
   bwd.attention = attention_backward(x, dev, p.attention);
-  bwd.memory = 2 * fwd.memory;  // reads the saved input and the gradient, writes the gradient
-  bwd += tp_comm(x, comm, tp, 2);
-  c.weight_grad.gemm = linear_weight_grad(dev, x.n, x.h, 3 * x.h / x.t) + linear_weight_grad(dev, x.n, x.h / x.t, x.h) +
-                       linear_weight_grad(dev, x.n, x.h, x.f) + linear_weight_grad(dev, x.n, x.f, x.h);
+  bwd.memory += 2 * elementwise;  // reads the saved input and the gradient, writes the gradient
+  // Sequence parallelism: the layernorms' gain and bias gradients of local rows
+  // are all-reduced over t each micro-batch (token_split.h): four of (h) fp32.
+  if (x.sp && x.t > 1) bwd.tp_comm += 4 * comm.all_reduce(x.h * 4, tp);
   if (p.recompute == Recompute::full) c.recompute = fwd;
   if (p.recompute == Recompute::selective) c.recompute.attention = fwd.attention;
   return c;

@@ -2,7 +2,8 @@
 // layer's forward, backward and recompute, the embedding on the first stage
 // and the output layer on the last. Each cost is split into GEMMs, attention,
 // memory-bound kernels (by bytes moved, fused or unfused) and tensor-parallel
-// communication (never overlapped, as in Megatron-LM of the paper).
+// communication (not overlapped, as in Megatron-LM of the paper, unless
+// plan.tp_comm_overlap pipelines it with the GEMMs).
 // Letters: b micro-batch, s sequence, n = b·s, h hidden, f MLP inner size,
 // a heads, d = h/a head dim, t tensor-parallel size, V vocabulary.
 #pragma once

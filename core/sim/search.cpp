@@ -61,6 +61,16 @@ void consider(const Config& c, const Calibration* calibration, std::vector<Candi
   out.push_back({c, std::move(proj)});
 }
 
+// c, and c with tp_comm_overlap when the space asks for it and sequence parallelism splits t > 1.
+void consider_overlap_too(const Config& c, const SearchSpace& space, const Calibration* calibration,
+                          std::vector<Candidate>& out, int& refused) {
+  consider(c, calibration, out, refused);
+  if (!space.tp_comm_overlap || !c.plan.sequence_parallel || c.plan.tp < 2 || c.plan.tp_comm_overlap) return;
+  Config ring = c;
+  ring.plan.tp_comm_overlap = true;
+  consider(ring, calibration, out, refused);
+}
+
 }  // namespace
 
 std::vector<Candidate> search_plans(const Config& base, const SearchSpace& space, const Calibration* calibration,
@@ -75,11 +85,11 @@ std::vector<Candidate> search_plans(const Config& base, const SearchSpace& space
         c.plan.virtual_stages = v;
         c.plan.layers_per_stage = base.plan.layers_per_stage;
         keep_layer_split_if_fits(c, base.plan);
-        consider(c, calibration, out, refused);
+        consider_overlap_too(c, space, calibration, out, refused);
         if (std::vector<int> split = lighter_ends(c); space.uneven_ends && !split.empty()) {
           Config uneven = c;
           uneven.plan.layers_per_stage = std::move(split);
-          consider(uneven, calibration, out, refused);
+          consider_overlap_too(uneven, space, calibration, out, refused);
         }
       }
     }

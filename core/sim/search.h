@@ -14,6 +14,7 @@ struct SearchSpace {
   std::vector<int> virtual_stages = {2, 3, 4, 5, 6, 8};  // interleaved plans: those dividing l/p
   bool split_tp_pp = false;    // also try every (t, p) with the same t·p
   bool uneven_ends = false;    // also try, at p >= 3, the even split with one layer moved off each end stage
+  bool tp_comm_overlap = false;  // also try, where sequence parallelism splits t > 1, its collectives as rings
 };
 
 struct Candidate {

@@ -33,6 +33,7 @@ struct Layout {
   bool sequence_parallel = false;
   bool distributed_optimizer = false;
   bool overlap = true;  // overlap_grad_reduce and overlap_param_gather
+  bool tp_comm_overlap = false;
 };
 
 std::string name_of(const Layout& l);
@@ -56,7 +57,8 @@ std::string name_of(const Layout& l) {
          std::to_string(l.v) + "_" + schedule_tag(l.schedule) + "_" +
          to_string(l.recompute) + (l.scatter_gather ? "_sg" : "") + split_name(l.layers_per_stage) +
          (l.sequence_parallel ? "_sp" : "") +
-         (l.distributed_optimizer ? (l.overlap ? "_distopt" : "_distopt_nooverlap") : "");
+         (l.distributed_optimizer ? (l.overlap ? "_distopt" : "_distopt_nooverlap") : "") +
+         (l.tp_comm_overlap ? "_tpoverlap" : "");
 }
 
 Config base_config() { return test::equivalence_config(); }
@@ -123,10 +125,11 @@ void run_layout(const Layout& l, Communicator& sub) {
   cfg.plan.sequence_parallel = l.sequence_parallel;
   cfg.plan.distributed_optimizer = l.distributed_optimizer;
   cfg.plan.overlap_grad_reduce = cfg.plan.overlap_param_gather = l.overlap;
+  cfg.plan.tp_comm_overlap = l.tp_comm_overlap;
   ASSERT_TRUE(validate(cfg, sub.size()).empty()) << validate(cfg, sub.size()).front().message;
   CpuAllocator alloc(sub.rank());
   CpuOps ops(alloc);
-  ProcessGroups groups = make_process_groups(sub, {l.t, l.p, l.d, 8});
+  ProcessGroups groups = make_process_groups(sub, {l.t, l.p, l.d, 8}, l.tp_comm_overlap);
   auto data = make_synthetic_source(cfg.model.vocab, cfg.plan.seed);
   Trainer trainer(cfg, ops, groups, *data);
   for (int i = 0; i < kIterations; ++i) {
@@ -188,6 +191,11 @@ std::vector<Layout> layouts() {
   for (const Shape& s : {Shape{1, 1, 2, 1}, Shape{2, 2, 2, 1}})
     for (bool overlap : {true, false})
       out.push_back({s.t, s.p, s.d, s.v, "1f1b", Recompute::none, false, {}, false, true, overlap});
+  // Tensor-parallel communication overlap: the rings of t = 2 (one neighbour) and
+  // t = 4 (distinct previous and next ranks), and under zero bubble's deferred W.
+  for (const Shape& s : {Shape{2, 1, 1, 1}, Shape{4, 1, 1, 1}})
+    out.push_back({s.t, s.p, s.d, s.v, "1f1b", Recompute::none, false, {}, true, false, true, true});
+  out.push_back({2, 2, 2, 1, "zb-h1", Recompute::none, false, {}, true, false, true, true});
   return out;
 }
 

@@ -181,6 +181,14 @@ TEST(Config, OptimizerRangesAreChecked) {
   EXPECT_TRUE(refused(e, "optimizer.clip_grad")) << test::errors_text(e);
 }
 
+TEST(Config, TpCommOverlapNeedsSequenceParallelism) {
+  json j = tiny();
+  j["plan"]["tp_comm_overlap"] = true;
+  EXPECT_TRUE(refused(problems(j), "plan.tp_comm_overlap", {"sequence_parallel"}));
+  j["plan"]["sequence_parallel"] = true;
+  EXPECT_TRUE(problems(j).empty()) << test::errors_text(problems(j));
+}
+
 }  // namespace
 }  // namespace ptdp
 

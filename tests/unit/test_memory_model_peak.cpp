@@ -95,7 +95,7 @@ std::vector<RankMemory> train_and_measure(const Config& cfg) {
   test::run_rank_threads(world, [&](int r, Communicator& comm) {
     CpuAllocator alloc(r);
     CpuOps ops(alloc);
-    ProcessGroups groups = make_process_groups(comm, topo);
+    ProcessGroups groups = make_process_groups(comm, topo, cfg.plan.tp_comm_overlap);
     auto data = make_synthetic_source(cfg.model.vocab, cfg.plan.seed);
     Trainer trainer(cfg, ops, groups, *data);
     std::vector<double> losses;
