@@ -21,9 +21,10 @@
 //      for H1, 2p−1 for H2: caps the W buffers per rank),
 //   3. W of its oldest pending B.
 // The order each rank ran is its list. H2 differs from H1 only in the two
-// bounds: rank r's first B arrives 2(p−1−r) steps after its first F, and the
-// p−1−r extra warm-up Fs fill that wait (H1 idles there), so each rank runs
-// without a gap from its first F to its last W: the paper's parallelogram.
+// bounds: rank r's first B arrives 2(p−1−r) steps after its first F ends,
+// and the p−1−r extra warm-up Fs fill that wait (H1 idles there), so each
+// rank runs without a gap from its first F to its last W: the paper's
+// parallelogram.
 //
 // What that buys depends on how iterations meet. ptdp ends each iteration
 // with a step every rank takes together (the global gradient norm), so rank
