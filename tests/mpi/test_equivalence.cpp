@@ -180,6 +180,8 @@ std::vector<Layout> layouts() {
   for (const Shape& s : {Shape{1, 2, 1, 1}, Shape{1, 4, 1, 1}, Shape{2, 2, 2, 1}})
     out.push_back({s.t, s.p, s.d, s.v, "zb-h1", Recompute::none, s.t > 1});
   out.push_back({1, 2, 1, 1, "zb-h1", Recompute::full, false});
+  // ZB-H2: ZB-H1's machinery with more warm-up forwards (2p−1 in flight on rank 0).
+  for (const Shape& s : {Shape{1, 2, 1, 1}, Shape{1, 4, 1, 1}}) out.push_back({s.t, s.p, s.d, s.v, "zb-h2", Recompute::none, false});
   // Sequence parallelism: token rows split over the tensor group between the
   // GEMMs and across stage boundaries; with recompute, interleaving, zero bubble.
   for (Recompute r : {Recompute::none, Recompute::full}) out.push_back({2, 1, 1, 1, "1f1b", r, false, {}, true});

@@ -165,6 +165,8 @@ TEST(Config, VirtualStagesNeedAnInterleavedSchedule) {
   EXPECT_TRUE(refused(problems(j), "plan.virtual_stages", {"interleaved"}));
   j["plan"]["schedule"] = "zb-h1";  // zero bubble is built for v = 1 only
   EXPECT_TRUE(refused(problems(j), "plan.virtual_stages", {"zb-h1"}));
+  j["plan"]["schedule"] = "zb-h2";
+  EXPECT_TRUE(refused(problems(j), "plan.virtual_stages", {"zb-h2"}));
 }
 
 TEST(Config, WorldSizeMustEqualTpTimesPpTimesDp) {

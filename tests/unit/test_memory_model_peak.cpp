@@ -172,6 +172,8 @@ INSTANTIATE_TEST_SUITE_P(
                     Layout{"recompute_selective", 1, 1, 1, "1f1b", Recompute::selective},
                     Layout{"zero_bubble", 1, 2, 1, "zb-h1", Recompute::none},
                     Layout{"zero_bubble_recompute_full", 1, 2, 1, "zb-h1", Recompute::full},
+                    // rank 0 keeps 2p−1 = 3 of the m = 4 micro-batches in flight
+                    Layout{"zero_bubble_h2", 1, 2, 1, "zb-h2", Recompute::none},
                     Layout{"distributed_optimizer_d2", 1, 2, 1, "1f1b", Recompute::none, 2, true}),
     [](const testing::TestParamInfo<Layout>& i) { return std::string(i.param.name); });
 
