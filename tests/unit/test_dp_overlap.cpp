@@ -136,6 +136,27 @@ TEST(DpOverlap, NothingChangesWithoutDataParallelism) {
   }
 }
 
+// The distributed optimizer gathers the fp32 weights after its step, and the
+// iteration waits for all of it whether or not overlap_param_gather defers the wait.
+TEST(DpOverlap, ParameterGatherIsChargedWholeEitherWay) {
+  Config c = tiny(false);
+  c.plan.distributed_optimizer = true;
+  const Topology topo{1, 1, 2, c.machine.gpus_per_node};
+  const Placement dp = group_placement(topo, topo.dp_group(0));
+  const CommModel comm(c.machine, nullptr);
+  const double bytes = 4.0 * 112384;
+  const CostModel m(c, nullptr);
+  EXPECT_DOUBLE_EQ(m.param_gather(0), comm.all_gather(bytes, dp));
+  EXPECT_DOUBLE_EQ(m.dp_reduce(0), comm.reduce_scatter(bytes, dp) + comm.all_gather(bytes, dp));
+  for (const bool overlap : {false, true}) {
+    c.plan.overlap_grad_reduce = overlap;
+    c.plan.overlap_param_gather = true;
+    const double deferred = project(c, nullptr).iteration_s;
+    c.plan.overlap_param_gather = false;
+    EXPECT_EQ(project(c, nullptr).iteration_s, deferred);
+  }
+}
+
 TEST(DpOverlap, AblatedDataParallelCommunicationIsNone) {
   Config c = gpt3d("1f1b", 4, true);
   c.machine.mechanisms.data_parallel_comm = false;
