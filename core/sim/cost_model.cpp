@@ -51,7 +51,7 @@ CostModel::CostModel(const Config& cfg, const Calibration* calibration) : p_(cfg
 void CostModel::switch_off(const Mechanisms& on) {
   const auto zero = [](std::vector<double>& v) { std::fill(v.begin(), v.end(), 0.0); };
   if (!on.optimizer_step) zero(optimizer_);
-  if (!on.data_parallel_comm) zero(dp_reduce_), tied_reduce_ = 0;
+  if (!on.data_parallel_comm) zero(dp_reduce_), zero(param_gather_), dp_overlap_.clear(), tied_reduce_ = 0;
   if (!on.pipeline_comm) zero(to_next_), zero(to_prev_);
   if (!on.tensor_parallel_comm)
     for (auto* v : {&forward_, &backward_, &backward_input_, &weight_grad_})
@@ -88,11 +88,18 @@ void CostModel::build_step_costs(const Config& cfg, const CommModel& comm, const
   const Placement dp = group_placement(topo, topo.dp_group(0));
   for (int r = 0; r < p_; ++r) {
     const double params = static_cast<double>(rank_parameter_count(cfg.model, p, r));
-    // The distributed optimizer reduce-scatters gradients and all-gathers 16-bit weights instead.
-    const double t = p.distributed_optimizer
-                         ? comm.reduce_scatter(params * grad_bytes, dp) + comm.all_gather(params * 2, dp)
-                         : comm.all_reduce(params * grad_bytes, dp);
-    dp_reduce_.push_back(t);
+    // The distributed optimizer reduce-scatters gradients and, after its step,
+    // all-gathers the updated fp32 weights (DistributedOptimizer::step). That
+    // gather is waited for at the step's end, or with overlap_param_gather at
+    // the next iteration's start, before its first forward: nothing of the
+    // iteration runs beside it either way, so it is charged whole, here.
+    const double gather = p.distributed_optimizer ? comm.all_gather(params * grad_bytes, dp) : 0.0;
+    const double grads = p.distributed_optimizer ? comm.reduce_scatter(params * grad_bytes, dp)
+                                                 : comm.all_reduce(params * grad_bytes, dp);
+    dp_reduce_.push_back(grads + gather);
+    param_gather_.push_back(gather);
+    // overlap_grad_reduce: the buckets reduced during the last backwards.
+    if (p.overlap_grad_reduce && p.dp > 1) dp_overlap_.emplace_back(cfg, layer_, edges_, comm, dp, r);
   }
   // Tied embedding: the word embedding shard summed between the first and last stage.
   const double word = static_cast<double>(cfg.model.vocab) / p.tp * cfg.model.hidden * grad_bytes;
@@ -144,6 +151,10 @@ PipelineCosts CostModel::pipeline_costs() const {
       [](const CostModel& m, int r, const Instr&) { return m.optimizer(r); });                // optimizer_step
   c.duration = [this](int rank, const Instr& in) { return kCost[op_index(in.op)](*this, rank, in); };
   c.transfer = [this](int src, int dst, const Instr&) { return transfer(src, dst); };
+  if (!dp_overlap_.empty())
+    c.reduce_grads_end = [this](int r, double now, const std::vector<GradSpan>& last) {
+      return dp_overlap_[static_cast<std::size_t>(r)].end(now, last) + param_gather(r);
+    };
   return c;
 }
 

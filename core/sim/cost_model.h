@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/config/config.h"
+#include "core/sim/dp_overlap.h"
 #include "core/sim/layer_costs.h"
 #include "core/sim/pipeline_sim.h"
 #include "core/topology/topology.h"
@@ -30,11 +31,19 @@ class CostModel {
   // One boundary activation (or its gradient) from pipeline rank src to dst.
   double transfer(int src, int dst) const;
   double tied_reduce() const { return tied_reduce_; }
+  // The whole data-parallel reduction after the flush (overlap_grad_reduce off):
+  // gradients, and the distributed optimizer's parameter all-gather.
   double dp_reduce(int pp_rank) const { return dp_reduce_[static_cast<std::size_t>(pp_rank)]; }
+  // The all-gather alone (0 without the distributed optimizer).
+  double param_gather(int pp_rank) const { return param_gather_[static_cast<std::size_t>(pp_rank)]; }
+  // With overlap_grad_reduce, d > 1 and data-parallel communication on: each
+  // rank's buckets (dp_overlap.h); else empty.
+  const std::vector<DpOverlap>& dp_overlap() const { return dp_overlap_; }
   double optimizer(int pp_rank) const { return optimizer_[static_cast<std::size_t>(pp_rank)]; }
 
   // Durations for simulate_pipeline: sends block the sender for the transfer
-  // (Megatron's paired send/receive waits for completion).
+  // (Megatron's paired send/receive waits for completion). With dp_overlap(),
+  // reduce_grads ends when the rank's buckets are reduced, then gathers.
   PipelineCosts pipeline_costs() const;
 
   const LayerCosts& layer() const { return layer_; }
@@ -54,7 +63,8 @@ class CostModel {
   std::vector<PassCost> backward_input_, weight_grad_;  // [pp_rank·v + chunk]
   std::vector<double> to_next_, to_prev_;     // transfer from rank r to r+1 and to r−1 (wrapping)
   double tied_reduce_ = 0;
-  std::vector<double> dp_reduce_, optimizer_;
+  std::vector<double> dp_reduce_, param_gather_, optimizer_;
+  std::vector<DpOverlap> dp_overlap_;  // [pp_rank]
 };
 
 }  // namespace ptdp

@@ -32,7 +32,8 @@ class PipelineSim {
   PipelineSim(const std::vector<Program>& programs, const PipelineCosts& costs)
       : programs_(programs), costs_(costs), p_(static_cast<int>(programs.size())),
         pc_(programs.size(), 0), clock_(programs.size(), 0.0), events_(programs.size()),
-        queued_(programs.size(), 1), waiting_tied_(programs.size(), 0), inbox_(programs.size()) {
+        queued_(programs.size(), 1), waiting_tied_(programs.size(), 0), grad_spans_(programs.size()),
+        inbox_(programs.size()) {
     for (int r = 0; r < p_; ++r) {
       ready_.push_back(p_ - 1 - r);  // rank 0 is advanced first
       events_[idx(r)].reserve(programs[idx(r)].size());
@@ -100,7 +101,7 @@ class PipelineSim {
                                                           &PipelineSim::run_local,    // backward_input
                                                           &PipelineSim::run_local,    // backward_weight
                                                           &PipelineSim::reduce_tied,  // reduce_tied
-                                                          &PipelineSim::run_local,    // reduce_grads
+                                                          &PipelineSim::reduce_grads, // reduce_grads
                                                           &PipelineSim::run_local);   // optimizer_step
     return (this->*kStep[op_index(instr.op)])(rank, instr);
   }
@@ -109,6 +110,22 @@ class PipelineSim {
   bool run_local(int rank, const Instr& instr) {
     const double t = clock_[idx(rank)];
     finish(rank, t, t + costs_.duration(rank, instr));
+    if (ends_gradients(instr.op) && instr.chunk >= 0) note_grad_span(rank, instr, t);
+    return true;
+  }
+
+  // Keeps the latest gradient-completing span of each chunk: the last one wins.
+  void note_grad_span(int rank, const Instr& instr, double start) {
+    std::vector<GradSpan>& spans = grad_spans_[idx(rank)];
+    if (spans.size() <= idx(instr.chunk)) spans.resize(idx(instr.chunk) + 1);
+    spans[idx(instr.chunk)] = {instr.op, start, clock_[idx(rank)]};
+  }
+
+  // The data-parallel reduction: what the overlapped buckets leave exposed, or its duration.
+  bool reduce_grads(int rank, const Instr& instr) {
+    if (!costs_.reduce_grads_end) return run_local(rank, instr);
+    const double t = clock_[idx(rank)];
+    finish(rank, t, std::max(t, costs_.reduce_grads_end(rank, t, grad_spans_[idx(rank)])));
     return true;
   }
 
@@ -188,6 +205,7 @@ class PipelineSim {
   std::vector<std::vector<TimelineEvent>> events_;   // per rank, in program order
   std::vector<char> queued_;                         // rank is on ready_
   std::vector<char> waiting_tied_;                   // rank waits at reduce_tied
+  std::vector<std::vector<GradSpan>> grad_spans_;    // per rank, per chunk: its last backward so far
   // Per receiving rank, a channel per sender that has sent to it: O(p) in all,
   // since a rank hears from its neighbour stages only (a p·p table held 3 GB at p = 10^4).
   std::vector<std::vector<Channel>> inbox_;
