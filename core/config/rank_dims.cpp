@@ -9,6 +9,7 @@ RankDims::RankDims(const Model& m, const Plan& p)
     : b(p.micro_batch),
       s(m.seq_len),
       n(static_cast<std::int64_t>(p.micro_batch) * m.seq_len),
+      nr(p.sequence_parallel && p.tp > 0 ? n / p.tp : n),
       h(m.hidden),
       f(m.ffn() / p.tp),
       a(m.heads / p.tp),

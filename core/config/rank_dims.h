@@ -15,6 +15,8 @@ struct RankDims {
   std::int64_t b;   // micro-batch (sequences)
   std::int64_t s;   // sequence length
   std::int64_t n;   // tokens of a micro-batch, b·s
+  std::int64_t nr;  // token rows of the replicated tensors on this rank: n/t under
+                    // sequence parallelism (core/model/token_split.h), else n
   std::int64_t h;   // hidden size (replicated over t)
   std::int64_t f;   // MLP inner width on this rank, ffn/t
   std::int64_t a;   // attention heads on this rank, a/t

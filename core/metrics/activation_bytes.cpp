@@ -27,10 +27,6 @@ std::int64_t attention_state_bytes(const RankDims& r, const MemoryTraits& tr) {
   return tr.scores_materialized ? r.n * r.a * r.s * tr.weight_bytes : r.n * r.a * 4;
 }
 
-// Token rows a rank keeps of the replicated tensors: n/t under sequence
-// parallelism (core/model/token_split.h), else all n.
-std::int64_t local_rows(const RankDims& r, const Plan& p) { return p.sequence_parallel ? r.n / r.t : r.n; }
-
 }  // namespace
 
 // LayerActs, per rank, e bytes an element unless fp32 is said (rows = n, or
@@ -43,7 +39,7 @@ std::int64_t local_rows(const RankDims& r, const Plan& p) { return p.sequence_pa
 // Full recompute keeps x only (LayerActs::drop_all_but_input).
 std::int64_t layer_activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr) {
   const RankDims r(m, p);
-  const std::int64_t e = tr.weight_bytes, rows = local_rows(r, p);
+  const std::int64_t e = tr.weight_bytes, rows = r.nr;
   if (p.recompute == Recompute::full) return rows * r.h * e;
   std::int64_t bytes = rows * (4 * r.h * e + 4 * 4) + r.n * (4 * r.h / r.t + 2 * r.f) * e;
   if (p.recompute == Recompute::none) bytes += attention_state_bytes(r, tr);
@@ -55,7 +51,7 @@ std::int64_t layer_activation_bytes(const Model& m, const Plan& p, const MemoryT
 // nothing: its output is the first layer's x.
 std::int64_t head_activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr) {
   const RankDims r(m, p);
-  return local_rows(r, p) * (2 * r.h * tr.weight_bytes + 2 * 4) + r.n * (r.vt * tr.weight_bytes + 2 * 4);
+  return r.nr * (2 * r.h * tr.weight_bytes + 2 * 4) + r.n * (r.vt * tr.weight_bytes + 2 * 4);
 }
 
 namespace {

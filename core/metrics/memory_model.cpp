@@ -74,7 +74,7 @@ MemoryBreakdown memory_model(const Model& m, const Plan& p, const MemoryTraits& 
   // A B layer's new output gradients, less fc2's: the layer's incoming
   // gradient (b, s, h), alive already. Under full recompute the layer being
   // recomputed is the backward transient.
-  const std::int64_t incoming = RankDims(m, p).n * m.hidden * tr.weight_bytes;
+  const std::int64_t incoming = RankDims(m, p).nr * m.hidden * tr.weight_bytes;  // (b, s/t, h) under SP
   for (int c = 0; c < p.virtual_stages; ++c) {
     const ChunkLayout l = chunk_layout(m, p, pp_rank, c);
     chunk_bytes.push_back(i64(l.num_layers) * a.layer + (l.has_embedding ? a.embedding : 0) +

@@ -53,6 +53,7 @@ struct Layout {
   int d = 1;
   bool distributed_optimizer = false;
   bool sequence_parallel = false;
+  bool tp_comm_overlap = false;
 };
 
 void PrintTo(const Layout& l, std::ostream* os) { *os << l.name; }
@@ -77,6 +78,7 @@ Config layout_config(const Layout& l) {
   c.plan.dp = l.d;
   c.plan.distributed_optimizer = l.distributed_optimizer;
   c.plan.sequence_parallel = l.sequence_parallel;
+  c.plan.tp_comm_overlap = l.tp_comm_overlap;
   return c;
 }
 
@@ -168,6 +170,8 @@ INSTANTIATE_TEST_SUITE_P(
                     Layout{"interleaved_v2", 1, 2, 2, "interleaved", Recompute::none},
                     Layout{"tensor_parallel", 2, 1, 1, "1f1b", Recompute::none},
                     Layout{"sequence_parallel", 2, 2, 1, "1f1b", Recompute::none, 1, false, true},
+                    Layout{"sequence_parallel_tp_overlap", 2, 2, 1, "1f1b", Recompute::none, 1, false, true, true},
+                    Layout{"zero_bubble_sequence_parallel", 2, 2, 1, "zb-h1", Recompute::none, 1, false, true},
                     Layout{"recompute_full", 1, 2, 1, "1f1b", Recompute::full},
                     Layout{"recompute_selective", 1, 1, 1, "1f1b", Recompute::selective},
                     Layout{"zero_bubble", 1, 2, 1, "zb-h1", Recompute::none},
