@@ -3,6 +3,8 @@
 // writes a result JSON of the measured runs' schema ("mode": "projected").
 #include <cstdio>
 #include <memory>
+#include <string>
+#include <utility>
 
 #include "core/metrics/result.h"
 #include "core/metrics/output_files.h"
@@ -21,13 +23,23 @@ struct ProjectArgs {
   int top = 5;
 };
 
+// The plan's switches beyond (t, p, d, v, b, schedule) that change what runs: "" or " +sp +tp-overlap ...".
+std::string plan_switches(const Plan& p) {
+  std::string out;
+  for (const auto& [on, name] : {std::pair{p.sequence_parallel, "sp"}, {p.tp_comm_overlap, "tp-overlap"},
+                                 {p.distributed_optimizer, "dist-opt"}, {!p.layers_per_stage.empty(), "uneven"}})
+    if (on) out += std::string(" +") + name;
+  return out;
+}
+
 void print_summary(const RunResult& r, const char* label) {
   const Plan& p = r.config.plan;
   const double tflops = model_tflops_per_gpu(r.config, r.median_iteration_s());
   const double peak = r.config.machine.peak_for(to_string(p.precision));
-  std::printf("%s t=%d p=%d d=%d v=%d b=%d %s: %.4g s/iteration, %.4g model TFLOP/s per GPU (%.1f%% of peak), "
+  std::printf("%s t=%d p=%d d=%d v=%d b=%d %s%s: %.4g s/iteration, %.4g model TFLOP/s per GPU (%.1f%% of peak), "
               "bubble %.3f, memory %.3g GiB%s\n",
-              label, p.tp, p.pp, p.dp, p.virtual_stages, p.micro_batch, p.schedule.c_str(), r.median_iteration_s(),
+              label, p.tp, p.pp, p.dp, p.virtual_stages, p.micro_batch, p.schedule.c_str(), plan_switches(p).c_str(),
+              r.median_iteration_s(),
               tflops, peak > 0 ? 100 * tflops / peak : 0.0, r.bubble.simulated.value_or(0),
               static_cast<double>(r.memory.peak_model()) / (1 << 30), r.memory.fits ? "" : "  DOES NOT FIT");
 }
