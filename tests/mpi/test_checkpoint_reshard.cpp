@@ -17,6 +17,7 @@
 #include "core/data/token_source.h"
 #include "core/kernels/cpu/cpu_ops.h"
 #include "core/runtime/trainer.h"
+#include "tests/checkpoint_test_util.h"
 #include "tests/equivalence_config.h"
 #include "tests/mpi/mpi_env.h"
 
@@ -43,18 +44,8 @@ Config reshard_config(const Shape3& s) {
 
 // Iterations [from, to) of `s` on `comm`'s ranks, loading `load` first or saving into `save` after.
 std::vector<double> reshard_train(const Shape3& s, Communicator& comm, int from, int to, const fs::path& load,
-                          const fs::path& save) {
-  const Config cfg = reshard_config(s);
-  CpuAllocator alloc(comm.rank());
-  CpuOps ops(alloc);
-  ProcessGroups groups = make_process_groups(comm, {s.t, s.p, s.d, 8});
-  auto data = make_synthetic_source(cfg.model.vocab, cfg.plan.seed);
-  Trainer trainer(cfg, ops, groups, *data);
-  if (!load.empty()) load_checkpoint(trainer, comm, load);
-  std::vector<double> losses;
-  for (int i = from; i < to; ++i) losses.push_back(trainer.step(i).loss);
-  if (!save.empty()) save_checkpoint(trainer, comm, save, to, 0, data->describe());
-  return losses;
+                                  const fs::path& save) {
+  return test::train_span(reshard_config(s), comm, from, to, load, save);
 }
 
 const std::vector<double>& reshard_reference() {

@@ -13,6 +13,7 @@
 #include "core/comm/in_process_communicator.h"
 #include "core/kernels/cpu/cpu_ops.h"
 #include "core/metrics/result.h"
+#include "tests/checkpoint_test_util.h"
 #include "tests/cli_test_util.h"
 #include "tests/config_test_util.h"
 #include "tests/equivalence_config.h"
@@ -29,18 +30,7 @@ constexpr int kCkptSaveAt = 3, kCkptIterations = 5;
 // first and saves into `save` after, where given. Rank 0's losses.
 std::vector<double> ckpt_train(const Config& cfg, int from, int to, const fs::path& load = {}, const fs::path& save = {}) {
   auto world = make_in_process_world(cfg.plan.world_size(), 120, nullptr);
-  return test::run_rank_threads(world, [&](int r, Communicator& comm) {
-    CpuAllocator alloc(r);
-    CpuOps ops(alloc);
-    ProcessGroups groups = make_process_groups(comm, test::plan_topology(cfg));
-    auto data = make_synthetic_source(cfg.model.vocab, cfg.plan.seed);
-    Trainer trainer(cfg, ops, groups, *data);
-    if (!load.empty()) load_checkpoint(trainer, comm, load);
-    std::vector<double> losses;
-    for (int i = from; i < to; ++i) losses.push_back(trainer.step(i).loss);
-    if (!save.empty()) save_checkpoint(trainer, comm, save, to, 0, data->describe());
-    return losses;
-  });
+  return test::run_rank_threads(world, [&](int, Communicator& comm) { return test::train_span(cfg, comm, from, to, load, save); });
 }
 
 Config ckpt_layout(int d, bool distributed_optimizer) {
