@@ -12,6 +12,7 @@
 #include "core/tensor/allocator.h"
 #include "endtoend/cli_common.h"
 #include "endtoend/commands.h"
+#include "endtoend/train_checkpoint.h"
 #include "endtoend/train_memory.h"
 #include "endtoend/train_run.h"
 
@@ -63,7 +64,9 @@ int run(const TrainArgs& args) {
   if (root)
     for (const std::string& w : runnable_warnings(cfg)) std::fprintf(stderr, "ptdp train: warning: %s\n", w.c_str());
   // Only rank 0 writes, so only it checks; every rank learns the verdict before any work.
-  const ConfigErrors bad_outputs = root ? check_outputs({{"--trace", args.trace}, {"--out", args.out}}) : ConfigErrors{};
+  ConfigErrors bad_outputs = root ? check_outputs({{"--trace", args.trace}, {"--out", args.out}}) : ConfigErrors{};
+  if (root)
+    for (auto& e : check_checkpoint_args(args, cfg)) bad_outputs.push_back(std::move(e));
   if (world.all_reduce_host(bad_outputs.empty() ? 0.0 : 1.0, ReduceOp::max) > 0) {
     if (root) print_refused("train", bad_outputs);
     return kExitRefused;
@@ -112,6 +115,13 @@ Command add_train_command(CLI::App& app) {
                   "Testing aid: KIND:RANK:ITERATION makes RANK die (kill), stop answering (hang), run out of device memory "
                   "(oom), fail a host allocation (alloc: std::bad_alloc) "
                   "or read a NaN loss (nan) at ITERATION, to check that the job ends instead of hanging");
+  sub->add_option("--save", args->save, "Save checkpoints into this folder (DIR/iter_NNNNNNN, DIR/latest; "
+                                        "docs/checkpoint-format.md); at the last iteration and every --save-every");
+  sub->add_option("--save-every", args->save_every, "Also save after every N iterations")->capture_default_str();
+  sub->add_option("--keep", args->keep, "Keep only the newest K checkpoints in --save (0: all)")->capture_default_str();
+  sub->add_flag("--overwrite", args->overwrite, "--save may replace another run's checkpoints in its folder");
+  sub->add_option("--load", args->load, "Continue from this checkpoint (a --save folder: its latest; or one "
+                                        "iter_* folder), in this config's (t, p, d) layout");
   return {sub, [args, device] {
             args->device = device_from_name(*device).value_or(Device::cpu);  // IsMember checked the spelling
             return run(*args);

@@ -15,6 +15,7 @@
 #include "core/runtime/measured_run.h"
 #include "core/tensor/allocator.h"
 #include "endtoend/commands.h"
+#include "endtoend/train_checkpoint.h"
 
 namespace ptdp::cli {
 
@@ -122,9 +123,16 @@ int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& wor
                 static_cast<long long>(parameter_count(cfg.model)), cfg.plan.tp, cfg.plan.pp, cfg.plan.dp,
                 cfg.plan.virtual_stages, cfg.plan.schedule.c_str(), cfg.plan.micro_batches(), world.size(),
                 world.size() == 1 ? "" : "s", ops.name().c_str(), data->describe().c_str());
+  CheckpointRun checkpoints(args, trainer, world, data->describe());
+  const int first = checkpoints.load();
+  IterationHooks h = hooks(cfg, args, world.rank());
+  h.after = [&checkpoints, report = h.after](int it, const IterationRecord& rec) {
+    report(it, rec);
+    checkpoints.after_iteration(it);
+  };
   TrainSeries s;
   try {
-    s = run_iterations(trainer, world, args.iterations, args.warmup, hooks(cfg, args, world.rank()));
+    s = run_iterations(trainer, world, args.iterations, args.warmup, h, first);
   } catch (const Diverged& e) {
     if (root) std::fprintf(stderr, "ptdp train: %s\n", e.what());
     return kExitFailed;
@@ -132,8 +140,10 @@ int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& wor
   const nlohmann::json run = {{"device", device_name(args.device)}, {"ranks", world.size()},
                               {"iterations", args.iterations},      {"warmup", args.warmup},
                               {"data", data->describe()},           {"backend", ops.name()},
-                              {"hardware", backend.info}};
+                              {"hardware", backend.info},           {"first_iteration", first},
+                              {"loaded", args.load.empty() ? nlohmann::json(nullptr) : nlohmann::json(args.load)}};
   RunResult result = measured_result(cfg, s, groups, backend, world, run, nullptr);
+  result.checkpoint = checkpoints.figures();
   if (!root) return kExitOk;
   result.software["mpi"] = mpi_version;
   OutputFiles files;  // the trace and the result together, or neither

@@ -21,6 +21,11 @@ struct TrainArgs {
   double comm_timeout_s = 60;
   std::string fault;  // testing aid: "KIND:RANK:ITERATION", KIND kill, hang, oom, alloc or nan
   bool allow_oversubscribe_memory = false;  // run a plan the memory model says cannot fit the device
+  std::string save;     // checkpoint directory (docs/checkpoint-format.md); empty: no saves
+  int save_every = 0;   // iterations between saves (0: at the end only)
+  int keep = 0;         // checkpoints kept in `save` (0: all)
+  bool overwrite = false;  // --save may replace another run's checkpoints
+  std::string load;     // checkpoint to continue from (a save directory or one iter_* folder)
 };
 
 // A parsed --fault: which rank fails how, at which iteration.

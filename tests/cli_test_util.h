@@ -112,6 +112,15 @@ double seconds_of(F&& f) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Inverts the bits of byte `at` of `file` (a corruption a checksum must see).
+inline void flip_byte(const std::filesystem::path& file, std::uintmax_t at) {
+  std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(static_cast<std::streamoff>(at));
+  const int c = f.get();
+  f.seekp(static_cast<std::streamoff>(at));
+  f.put(static_cast<char>(~c));
+}
+
 inline nlohmann::json tiny_config_json() {
   return nlohmann::json::parse(R"({
     "model": {"layers": 2, "hidden": 64, "heads": 4, "seq_len": 16, "vocab": 128},

@@ -29,6 +29,14 @@ class AdamW {
   std::int64_t state_bytes() const;
   // The fp32 weights of target i after the last step (the value itself when fp32).
   const Tensor& master(std::size_t i) const { return states_[i].master; }
+  // Target i's state, as views (a checkpoint reads and restores them).
+  struct StateTensors {
+    Tensor master, m, v;  // fp32, the target's element count each
+  };
+  std::size_t size() const { return states_.size(); }
+  StateTensors state(std::size_t i) const { return {states_[i].master, states_[i].m, states_[i].v}; }
+  // A restored checkpoint's step count (bias correction continues from it).
+  void set_steps_taken(int steps) { step_ = steps; }
 
  private:
   struct State {

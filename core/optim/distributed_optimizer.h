@@ -39,6 +39,8 @@ class DistributedOptimizer {
 
   Tensor owned_grads() const { return owned_; }  // (N/d) fp32
   AdamW& adamw() { return *adamw_; }
+  // This rank's owned pieces; piece i is AdamW target i.
+  const std::vector<OwnedPiece>& pieces() const { return pieces_; }
   const AdamW& adamw() const { return *adamw_; }
   // The global gradient norm from the owned pieces (counted ones), summed over
   // dp and then `model_parallel`.

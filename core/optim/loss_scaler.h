@@ -18,6 +18,13 @@ class LossScaler {
   // Updates the scale for the next iteration.
   bool update(double scaled_norm);
   int skipped() const { return skipped_; }
+  int good_steps() const { return good_steps_; }
+  // A checkpoint's state: the scale, the good steps since the last change, the skipped steps.
+  void restore(double scale, int good_steps, int skipped) {
+    scale_ = scale;
+    good_steps_ = good_steps;
+    skipped_ = skipped;
+  }
 
  private:
   bool enabled_;

@@ -42,6 +42,8 @@ class Executor {
   // Distributed optimizer: waits for the last step's parameter all-gather and
   // puts the weights in place (run() does it before its first forward).
   void finish_param_gather();
+  // The fp16 loss scale's state (a checkpoint saves and restores it).
+  LossScaler& loss_scaler() { return scaler_; }
 
   // Runs `program` for the iteration whose first global sample is `first_sample`.
   IterationResult run(const Program& program, std::int64_t first_sample);

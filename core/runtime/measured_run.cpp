@@ -117,12 +117,12 @@ void attach_projection(const Config& cfg, const Calibration* calibration, RunRes
 }  // namespace
 
 TrainSeries run_iterations(Trainer& trainer, Communicator& world, int iterations, int warmup,
-                           const IterationHooks& hooks) {
+                           const IterationHooks& hooks, int first) {
   TrainSeries s;
   s.bubble.assign(static_cast<std::size_t>(world.size()), 0.0);
   s.idle_share = s.bubble;
-  const double timed = std::max(1, iterations - warmup);
-  for (int it = 0; it < iterations; ++it) {
+  const double timed = std::max(1, iterations - std::max(warmup, first));
+  for (int it = first; it < iterations; ++it) {
     hooks.before(it);
     const IterationRecord rec = trainer.step(it);
     hooks.after(it, rec);

@@ -30,9 +30,10 @@ struct IterationHooks {
   std::function<void(int it, const IterationRecord& rec)> after = [](int, const IterationRecord&) {};
 };
 
-// Runs `iterations` iterations, the first `warmup` untimed.
+// Runs iterations [first, iterations) (first > 0: continuing a checkpoint),
+// those below `warmup` untimed.
 TrainSeries run_iterations(Trainer& trainer, Communicator& world, int iterations, int warmup,
-                           const IterationHooks& hooks);
+                           const IterationHooks& hooks, int first = 0);
 
 // The measured result (valid on rank 0; other ranks only take part in the
 // gathers). `provenance` is the result's "run" block; `calibration` (may be

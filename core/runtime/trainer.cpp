@@ -24,6 +24,13 @@ Trainer::Trainer(const Config& cfg, Ops& ops, ProcessGroups& groups, const Token
   executor_ = std::make_unique<Executor>(cfg, ops, *model_, adamw, groups, data, sharded_.get());
 }
 
+std::vector<OwnedPiece> Trainer::state_pieces() const {
+  if (sharded_) return sharded_->pieces();
+  std::vector<OwnedPiece> out;
+  for (Param* p : model_->params()) out.push_back({p, 0, 0, p->value.numel()});
+  return out;
+}
+
 IterationRecord Trainer::step(int iteration) {
   groups_.world->barrier();
   const auto t0 = std::chrono::steady_clock::now();

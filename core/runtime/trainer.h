@@ -31,6 +31,14 @@ class Trainer {
     return *model_;
   }
   const AdamW& optimizer() const { return sharded_ ? sharded_->adamw() : *optimizer_; }
+  AdamW& optimizer() { return sharded_ ? sharded_->adamw() : *optimizer_; }
+  // What AdamW target i updates: the whole parameter i, or (distributed
+  // optimizer) owned piece i. A checkpoint names the state by these.
+  std::vector<OwnedPiece> state_pieces() const;
+  LossScaler& loss_scaler() { return executor_->loss_scaler(); }
+  const Config& config() const { return cfg_; }
+  Ops& ops() { return ops_; }
+  ProcessGroups& groups() { return groups_; }
 
  private:
   const Config& cfg_;

@@ -1,0 +1,152 @@
+// Saving: each rank's shard written durably, then rank 0's manifest, `latest`
+// pointer and the pruning of old checkpoints.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "core/checkpoint/checkpoint.h"
+#include "core/checkpoint/crc32.h"
+#include "core/checkpoint/durable_file.h"
+#include "core/checkpoint/safetensors.h"
+#include "core/comm/host_gather.h"
+
+namespace ptdp {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// One piece of optimizer state this rank saves, and its AdamW target.
+struct SavedPiece {
+  ShardPiece piece;
+  std::size_t target = 0;
+};
+
+// What this rank writes: without the distributed optimizer the state is
+// replicated over d, so data-parallel rank 0 writes it; with it, every rank
+// its owned pieces. The last stage's copy of the tied word embedding is the
+// first stage's (same gradient, same update): never written.
+std::vector<SavedPiece> pieces_to_save(Trainer& t) {
+  std::vector<SavedPiece> out;
+  if (!t.config().plan.distributed_optimizer && t.groups().coord.dp != 0) return out;
+  const std::vector<OwnedPiece> pieces = t.state_pieces();
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    const Param& p = *pieces[i].param;
+    if (p.tied_copy) continue;
+    out.push_back({{p.name, p.full_shape, p.shard, pieces[i].param_offset, pieces[i].count}, i});
+  }
+  return out;
+}
+
+// Writes this rank's shard; returns its record (size and CRC-32 of the file's bytes).
+ShardRecord write_shard(Trainer& t, Ops& ops, const fs::path& folder, int rank, int step) {
+  char name[40];
+  std::snprintf(name, sizeof name, "rank_%05d.safetensors", rank);
+  ShardRecord rec;
+  rec.file = name;
+  rec.rank = rank;
+  std::vector<std::vector<float>> host;  // keeps the bytes alive until written
+  std::vector<TensorRef> tensors;
+  const auto saved = pieces_to_save(t);
+  host.reserve(saved.size() * 3);
+  for (const SavedPiece& s : saved) {
+    const AdamW::StateTensors st = t.optimizer().state(s.target);
+    for (const auto& [kind, tensor] : {std::pair{"master", &st.master}, {"exp_avg", &st.m}, {"exp_avg_sq", &st.v}}) {
+      host.emplace_back(static_cast<std::size_t>(tensor->numel()));
+      ops.download_f32(*tensor, host.back().data());
+      tensors.push_back({piece_tensor_name(kind, s.piece), DType::f32, tensor->shape(), host.back().data()});
+    }
+    rec.pieces.push_back(s.piece);
+  }
+  const fs::path path = folder / name, tmp = staging_path(path);
+  try {  // a failed write (a full disk) leaves no half-written shard behind
+    write_safetensors(tmp, tensors, {{"format", kCheckpointFormat}, {"rank", std::to_string(rank)},
+                                     {"step", std::to_string(step)}});
+    commit_staged(tmp, path);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    throw;
+  }
+  const std::vector<std::uint8_t> bytes = read_file_bytes(path);
+  rec.bytes = static_cast<std::int64_t>(bytes.size());
+  rec.crc32 = crc32(bytes.data(), bytes.size());
+  return rec;
+}
+
+std::vector<double> as_doubles(const std::string& s) { return {s.begin(), s.end()}; }
+
+std::string as_string(const std::vector<double>& d) {
+  std::string s;
+  for (double c : d) s.push_back(static_cast<char>(static_cast<int>(c)));
+  return s;
+}
+
+Manifest manifest_of(Trainer& t, int step, const std::string& data, std::vector<ShardRecord> shards) {
+  const Config& cfg = t.config();
+  Manifest m;
+  m.step = step;
+  m.adamw_steps = t.optimizer().steps_taken();
+  m.loss_scale = t.loss_scaler().scale();
+  m.good_steps = t.loss_scaler().good_steps();
+  m.skipped_steps = t.loss_scaler().skipped();
+  m.next_sample = static_cast<std::int64_t>(step) * cfg.plan.global_batch;
+  m.data = data;
+  m.model = to_json(cfg.model);
+  m.plan = to_json(cfg.plan);
+  m.optimizer = to_json(cfg.optimizer);
+  m.shards = std::move(shards);
+  return m;
+}
+
+// Keeps `current` and the newest keep − 1 other finished checkpoints; removes
+// the rest, and unfinished saves (no manifest) of other steps.
+void prune(const fs::path& dir, const std::string& current, int keep) {
+  std::vector<std::string> finished;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_directory() || !name.starts_with("iter_") || name == current) continue;
+    if (fs::exists(e.path() / kManifestName)) finished.push_back(name);
+    else fs::remove_all(e.path());
+  }
+  if (keep <= 0) return;
+  std::sort(finished.rbegin(), finished.rend());  // iter_NNNNNNN: newest first
+  for (std::size_t i = static_cast<std::size_t>(keep - 1); i < finished.size(); ++i) fs::remove_all(dir / finished[i]);
+}
+
+}  // namespace
+
+CheckpointIo save_checkpoint(Trainer& trainer, Communicator& host, const fs::path& dir, int step, int keep,
+                             const std::string& data) {
+  trainer.model();  // the distributed optimizer's pending parameter gather
+  CheckpointIo io;
+  io.folder = dir / iteration_folder(step);
+  host.barrier();
+  const auto t0 = Clock::now();
+  if (host.rank() == 0) {  // a stale manifest of the same step must not outlive its shards
+    fs::create_directories(io.folder);
+    fs::remove(io.folder / kManifestName);
+    fsync_path(io.folder, true);
+    fsync_path(dir, true);
+  }
+  host.barrier();
+  const ShardRecord mine = write_shard(trainer, trainer.ops(), io.folder, host.rank(), step);
+  io.bytes = mine.bytes;
+  const auto records = gather_host(host, as_doubles(to_json(mine).dump()));
+  if (host.rank() == 0) {
+    std::vector<ShardRecord> shards;
+    for (const auto& r : records) shards.push_back(shard_record_from_json(nlohmann::json::parse(as_string(r)), "shard record"));
+    write_durably(io.folder / kManifestName, to_json(manifest_of(trainer, step, data, std::move(shards))).dump(1));
+    write_durably(dir / kLatestName, iteration_folder(step) + "\n");
+    prune(dir, iteration_folder(step), keep);
+  }
+  host.barrier();
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  io.seconds = host.all_reduce_host(seconds, ReduceOp::max);
+  io.bytes_total = static_cast<std::int64_t>(host.all_reduce_host(static_cast<double>(io.bytes), ReduceOp::sum));
+  io.bytes_max = static_cast<std::int64_t>(host.all_reduce_host(static_cast<double>(io.bytes), ReduceOp::max));
+  return io;
+}
+
+}  // namespace ptdp

@@ -1,0 +1,118 @@
+// --save and --load of `ptdp train`: option checks and the run's checkpoints.
+#include "endtoend/train_checkpoint.h"
+
+#include <cstdio>
+
+#include "core/checkpoint/durable_file.h"
+
+namespace ptdp::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The save directory is the one --load reads from (or its parent, a DIR/iter_N): a resumed run.
+fs::path folder_path(const std::string& p) {
+  std::error_code ec;
+  fs::path out = fs::weakly_canonical(p, ec);
+  return out.has_filename() ? out : out.parent_path();
+}
+
+bool continues_load(const TrainArgs& a) {
+  if (a.load.empty() || a.save.empty()) return false;
+  const fs::path save = folder_path(a.save), load = folder_path(a.load);
+  return save == load || save == load.parent_path();
+}
+
+ConfigErrors check_save(const TrainArgs& a) {
+  ConfigErrors e;
+  if (a.save_every < 0) e.push_back({"--save-every", "--save-every must not be negative (0: save at the end only)"});
+  if (a.keep < 0) e.push_back({"--keep", "--keep must not be negative (0: keep every checkpoint)"});
+  if (a.save.empty()) {
+    if (a.save_every > 0 || a.keep > 0 || a.overwrite)
+      e.push_back({"--save", "--save-every, --keep and --overwrite need --save DIR"});
+    return e;
+  }
+  if (fs::exists(a.save) && !fs::is_directory(a.save))
+    e.push_back({"--save", "--save=" + a.save + " exists and is not a folder"});
+  else if (!a.overwrite && !continues_load(a) && holds_checkpoint(a.save))
+    e.push_back({"--save", "--save=" + a.save + " holds another run's checkpoint; --overwrite replaces it, "
+                           "--load " + a.save + " continues it"});
+  return e;
+}
+
+double gbs(std::optional<double> bytes, double seconds) {
+  return bytes && seconds > 0 ? *bytes / seconds / 1e9 : 0.0;
+}
+
+}  // namespace
+
+ConfigErrors check_checkpoint_args(const TrainArgs& a, const Config& cfg) {
+  ConfigErrors e = check_save(a);
+  if (a.load.empty()) return e;
+  ConfigErrors load = checkpoint_problems(a.load, cfg, "--load");
+  if (load.empty()) {
+    const Manifest m = read_manifest(resolve_checkpoint(a.load) / kManifestName);
+    if (m.step >= a.iterations)
+      e.push_back({"--iterations", "--iterations=" + std::to_string(a.iterations) + " counts from the start: the "
+                                   "checkpoint has done " + std::to_string(m.step) + ", so ask for more"});
+  }
+  for (auto& err : load) e.push_back(std::move(err));
+  return e;
+}
+
+CheckpointRun::CheckpointRun(const TrainArgs& args, Trainer& trainer, Communicator& host, std::string data)
+    : args_(args), trainer_(trainer), host_(host), data_(std::move(data)) {}
+
+int CheckpointRun::load() {
+  if (!args_.save.empty() && args_.overwrite && !continues_load(args_) && host_.rank() == 0 &&
+      fs::is_directory(args_.save)) {  // --overwrite: the other run's checkpoints go before this run's first save
+    for (const auto& entry : fs::directory_iterator(args_.save)) {
+      const std::string name = entry.path().filename().string();
+      if (name.starts_with("iter_") || name == kLatestName || name == kManifestName) fs::remove_all(entry.path());
+    }
+  }
+  if (args_.load.empty()) return 0;
+  Manifest m;
+  loaded_ = load_checkpoint(trainer_, host_, args_.load, &m);
+  if (host_.rank() == 0)
+    std::printf("ptdp train: loaded %s (step %d, %.1f MiB in %.3f s); continuing at iteration %d\n",
+                loaded_->folder.c_str(), m.step, static_cast<double>(loaded_->bytes_total) / (1 << 20),
+                loaded_->seconds, m.step + 1);
+  return m.step;
+}
+
+void CheckpointRun::after_iteration(int it) {
+  if (args_.save.empty()) return;
+  const int done = it + 1;
+  if (done != args_.iterations && (args_.save_every <= 0 || done % args_.save_every != 0)) return;
+  saves_.push_back(save_checkpoint(trainer_, host_, args_.save, done, args_.keep, data_));
+  if (host_.rank() == 0)
+    std::printf("ptdp train: saved %s (%.1f MiB in %.3f s)\n", saves_.back().folder.c_str(),
+                static_cast<double>(saves_.back().bytes_total) / (1 << 20), saves_.back().seconds);
+}
+
+std::optional<CheckpointFigures> CheckpointRun::figures() const {
+  if (saves_.empty() && !loaded_) return std::nullopt;
+  CheckpointFigures f;
+  const CheckpointIo& any = saves_.empty() ? *loaded_ : saves_.front();
+  f.bytes_total = static_cast<double>(any.bytes_total);
+  f.bytes_per_rank_max = static_cast<double>(any.bytes_max);
+  f.filesystem = filesystem_type(any.folder);
+  if (!saves_.empty()) {
+    double total = 0;
+    for (const CheckpointIo& s : saves_) total += s.seconds;
+    f.save_s = total / static_cast<double>(saves_.size());
+    f.save_gbs = gbs(f.bytes_total, *f.save_s);
+    f.save_gbs_per_rank = gbs(f.bytes_per_rank_max, *f.save_s);
+    f.every = args_.save_every > 0 ? args_.save_every : args_.iterations;
+  }
+  if (loaded_) {
+    f.load_s = loaded_->seconds;
+    f.load_gbs = gbs(static_cast<double>(loaded_->bytes_total), loaded_->seconds);
+    f.load_gbs_per_rank = gbs(static_cast<double>(loaded_->bytes_max), loaded_->seconds);
+  }
+  return f;
+}
+
+}  // namespace ptdp::cli

@@ -1,0 +1,41 @@
+// `ptdp train --save/--load`: the checks that refuse a checkpoint option
+// before any work, and a run's saves and load with their measured figures
+// (metrics.checkpoint). The format: docs/checkpoint-format.md.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/checkpoint/checkpoint.h"
+#include "core/metrics/result.h"
+#include "endtoend/train_run.h"
+
+namespace ptdp::cli {
+
+// Problems of --save, --save-every, --keep, --overwrite and --load (rank 0
+// runs it: --load reads and checks every shard). Each names the option and the file.
+ConfigErrors check_checkpoint_args(const TrainArgs& a, const Config& cfg);
+
+// One run's checkpointing: the load before the first iteration, the saves
+// after iterations, and their figures. Collective over `host` like training.
+class CheckpointRun {
+ public:
+  CheckpointRun(const TrainArgs& args, Trainer& trainer, Communicator& host, std::string data);
+
+  // Loads --load (if given); returns the first iteration to run (the checkpoint's step, else 0).
+  int load();
+  // After iteration `it` (0-based): saves when --save-every divides it + 1, or at the last iteration.
+  void after_iteration(int it);
+  // The figures of the saves and the load (nullopt when neither happened).
+  std::optional<CheckpointFigures> figures() const;
+
+ private:
+  const TrainArgs& args_;
+  Trainer& trainer_;
+  Communicator& host_;
+  std::string data_;
+  std::optional<CheckpointIo> loaded_;
+  std::vector<CheckpointIo> saves_;
+};
+
+}  // namespace ptdp::cli

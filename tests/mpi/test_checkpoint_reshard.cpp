@@ -1,0 +1,105 @@
+// Checkpoint resharding under mpirun -np 8: a save of one layout loads into
+// another (tensor-parallel shards split and merged, pipeline stages regrouped,
+// the optimizer state replicated or sharded over d) and the next two
+// iterations' losses match the uninterrupted single-rank run within 1e-5
+// relative (the equivalence tests' tolerance: fp32 summation order differs
+// between layouts). A layout of N ranks uses the first N; the others wait.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "core/checkpoint/checkpoint.h"
+#include "core/comm/process_groups.h"
+#include "core/comm/single_rank.h"
+#include "core/data/token_source.h"
+#include "core/kernels/cpu/cpu_ops.h"
+#include "core/runtime/trainer.h"
+#include "tests/checkpoint_test_util.h"
+#include "tests/equivalence_config.h"
+#include "tests/mpi/mpi_env.h"
+
+namespace ptdp {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kReshardSaveAt = 3, kReshardIterations = 5;
+
+struct Shape3 {
+  int t, p, d;
+  bool distributed_optimizer = false;
+};
+
+Config reshard_config(const Shape3& s) {
+  Config c = test::equivalence_config();
+  c.plan.tp = s.t;
+  c.plan.pp = s.p;
+  c.plan.dp = s.d;
+  c.plan.distributed_optimizer = s.distributed_optimizer;
+  return c;
+}
+
+// Iterations [from, to) of `s` on `comm`'s ranks, loading `load` first or saving into `save` after.
+std::vector<double> reshard_train(const Shape3& s, Communicator& comm, int from, int to, const fs::path& load,
+                                  const fs::path& save) {
+  return test::train_span(reshard_config(s), comm, from, to, load, save);
+}
+
+const std::vector<double>& reshard_reference() {
+  static const std::vector<double> ref = [] {
+    SingleRankCommunicator one;
+    return reshard_train({1, 1, 1}, one, 0, kReshardIterations, {}, {});
+  }();
+  return ref;
+}
+
+// Runs `f` on the first n ranks of the world (the others skip it), then all meet.
+template <class F>
+void on_first_ranks(int n, F f) {
+  Communicator& world = test::mpi_world();
+  auto sub = world.split(world.rank() < n ? 0 : 1, world.rank());
+  if (world.rank() < n) f(*sub);
+  world.barrier();
+}
+
+struct Reshard {
+  Shape3 saved, loaded;
+};
+void PrintTo(const Reshard& r, std::ostream* os) {
+  *os << "(" << r.saved.t << "," << r.saved.p << "," << r.saved.d << (r.saved.distributed_optimizer ? ",distopt" : "")
+      << ")->(" << r.loaded.t << "," << r.loaded.p << "," << r.loaded.d
+      << (r.loaded.distributed_optimizer ? ",distopt" : "") << ")";
+}
+
+class CheckpointReshard : public testing::TestWithParam<Reshard> {};
+
+TEST_P(CheckpointReshard, ContinuesTheUninterruptedRun) {
+  const Reshard& c = GetParam();
+  Communicator& world = test::mpi_world();
+  reshard_reference();
+  // One folder for all ranks: rank 0's pid names it.
+  const double pid = world.all_reduce_host(world.rank() == 0 ? static_cast<double>(::getpid()) : 0.0, ReduceOp::max);
+  const fs::path dir = fs::temp_directory_path() / ("ptdp-test-reshard-" + std::to_string(static_cast<long>(pid)));
+  if (world.rank() == 0) fs::remove_all(dir);
+  world.barrier();
+  on_first_ranks(c.saved.t * c.saved.p * c.saved.d, [&](Communicator& sub) { reshard_train(c.saved, sub, 0, kReshardSaveAt, {}, dir); });
+  on_first_ranks(c.loaded.t * c.loaded.p * c.loaded.d, [&](Communicator& sub) {
+    const std::vector<double> losses = reshard_train(c.loaded, sub, kReshardSaveAt, kReshardIterations, dir, {});
+    for (std::size_t i = 0; i < losses.size(); ++i) {
+      const double ref = reshard_reference()[kReshardSaveAt + i];
+      EXPECT_NEAR(losses[i], ref, 1e-5 * std::abs(ref)) << "iteration " << kReshardSaveAt + i << " on rank " << sub.rank();
+    }
+  });
+  if (world.rank() == 0) fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, CheckpointReshard,
+                         testing::Values(Reshard{{1, 1, 1}, {1, 2, 1}}, Reshard{{2, 2, 1}, {2, 1, 2}},
+                                         Reshard{{1, 1, 1}, {2, 2, 2}}, Reshard{{2, 2, 1}, {2, 2, 2, true}},
+                                         Reshard{{2, 2, 2, true}, {1, 2, 1}}));
+
+}  // namespace
+}  // namespace ptdp
