@@ -7,6 +7,7 @@
 
 #include "core/comm/communicator.h"
 #include "core/config/config.h"
+#include "core/model/full_params.h"
 
 namespace ptdp::cli {
 
@@ -21,6 +22,8 @@ struct TrainArgs {
   double comm_timeout_s = 60;
   std::string fault;  // testing aid: "KIND:RANK:ITERATION", KIND kill, hang, oom, alloc or nan
   bool allow_oversubscribe_memory = false;  // run a plan the memory model says cannot fit the device
+  std::string init_hf;    // start from the Hugging Face GPT-2 in this folder (core/checkpoint/hf_gpt2.h)
+  std::string export_hf;  // write the trained weights as a Hugging Face GPT-2 to this folder
 };
 
 // A parsed --fault: which rank fails how, at which iteration.
@@ -33,8 +36,10 @@ struct Fault {
 };
 std::optional<Fault> parse_fault(const std::string& text);
 
-// Trains on `world`'s ranks; rank 0 prints progress and writes the files.
+// Trains on `world`'s ranks, from `initial` when given (full weights, each
+// rank takes its shard); rank 0 prints progress and writes the files.
 // `mpi_version` is recorded in the result. Returns the exit status.
-int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& world, const std::string& mpi_version);
+int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& world, const std::string& mpi_version,
+                     const FullParams* initial = nullptr);
 
 }  // namespace ptdp::cli
