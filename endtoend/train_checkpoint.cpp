@@ -50,6 +50,8 @@ double gbs(std::optional<double> bytes, double seconds) {
 ConfigErrors check_checkpoint_args(const TrainArgs& a, const Config& cfg) {
   ConfigErrors e = check_save(a);
   if (a.load.empty()) return e;
+  if (!a.init_hf.empty())
+    e.push_back({"--init-hf", "--init-hf and --load both give the starting weights: name one"});
   ConfigErrors load = checkpoint_problems(a.load, cfg, "--load");
   if (load.empty()) {
     const Manifest m = read_manifest(resolve_checkpoint(a.load) / kManifestName);

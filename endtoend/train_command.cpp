@@ -2,10 +2,14 @@
 // iteration on rank 0, and writes the measured result JSON (and a trace).
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "core/checkpoint/hf_gpt2_export.h"
 #include "core/comm/world.h"
 #include "core/config/config.h"
 #include "core/runtime/backend.h"
@@ -47,6 +51,31 @@ int out_of_memory(const std::string& why, Communicator& world) {
   return kExitOutOfMemory;
 }
 
+// The weights of --init-hf, read by every rank (each takes its shard later);
+// problems (fields named) appended to `errors`.
+std::optional<FullParams> import_hf(const TrainArgs& args, const Config& cfg, bool root, ConfigErrors& errors) {
+  if (args.init_hf.empty()) return std::nullopt;
+  try {
+    FullParams full = read_hf_gpt2(args.init_hf, cfg.model);
+    if (root && cfg.model.padded_vocab() != cfg.model.vocab)
+      std::fprintf(stderr, "ptdp train: warning: --init-hf: the %d padded vocabulary rows start at zero and their "
+                           "logits enter the softmax, which the Hugging Face model does not have; model.vocab_pad_to=1 "
+                           "computes its loss exactly\n", cfg.model.padded_vocab() - cfg.model.vocab);
+    return full;
+  } catch (const ConfigRefused& e) {
+    for (const ConfigError& err : e.errors()) errors.push_back({"--init-hf " + err.field, err.message, err.kind});
+    return std::nullopt;
+  }
+}
+
+// --export-hf's three files, checked as the other outputs.
+std::vector<OutputOption> hf_outputs(const std::string& dir) {
+  if (dir.empty()) return {};
+  const std::filesystem::path d = dir;
+  return {{"--export-hf", (d / kHfConfigFile).string()}, {"--export-hf", (d / kHfWeightsFile).string()},
+          {"--export-hf", (d / kHfCheckFile).string()}};
+}
+
 int run(const TrainArgs& args) {
   WorldSession session(args.comm_timeout_s);
   Communicator& world = session.world();
@@ -57,6 +86,8 @@ int run(const TrainArgs& args) {
   if (read)
     for (auto& e : check_train_args(args, cfg)) errors.push_back(std::move(e));
   if (errors.empty() && !args.allow_oversubscribe_memory) errors = check_train_memory(cfg, args.device, world);
+  std::optional<FullParams> initial;
+  if (errors.empty()) initial = import_hf(args, cfg, root, errors);
   if (!errors.empty()) {
     if (root) print_refused("train", errors);
     return kExitRefused;
@@ -64,7 +95,9 @@ int run(const TrainArgs& args) {
   if (root)
     for (const std::string& w : runnable_warnings(cfg)) std::fprintf(stderr, "ptdp train: warning: %s\n", w.c_str());
   // Only rank 0 writes, so only it checks; every rank learns the verdict before any work.
-  ConfigErrors bad_outputs = root ? check_outputs({{"--trace", args.trace}, {"--out", args.out}}) : ConfigErrors{};
+  std::vector<OutputOption> outputs{{"--trace", args.trace}, {"--out", args.out}};
+  for (OutputOption& o : hf_outputs(args.export_hf)) outputs.push_back(std::move(o));
+  ConfigErrors bad_outputs = root ? check_outputs(outputs) : ConfigErrors{};
   if (root)
     for (auto& e : check_checkpoint_args(args, cfg)) bad_outputs.push_back(std::move(e));
   if (world.all_reduce_host(bad_outputs.empty() ? 0.0 : 1.0, ReduceOp::max) > 0) {
@@ -72,7 +105,7 @@ int run(const TrainArgs& args) {
     return kExitRefused;
   }
   try {
-    return train_and_report(cfg, args, world, session.library_version());
+    return train_and_report(cfg, args, world, session.library_version(), initial ? &*initial : nullptr);
   } catch (const OutOfMemory& e) {
     return out_of_memory(e.what(), world);
   } catch (const std::bad_alloc&) {  // a host allocation outside the tensor allocator
@@ -111,6 +144,13 @@ Command add_train_command(CLI::App& app) {
   sub->add_flag("--allow-oversubscribe-memory", args->allow_oversubscribe_memory,
                "Run a plan whose modelled memory exceeds the device's (host RAM on the CPU, the GPU's on CUDA); "
                "refused by default, before anything is allocated");
+  sub->add_option("--init-hf", args->init_hf,
+                  "Start from the Hugging Face GPT-2 in this folder (config.json, model.safetensors; the config must "
+                  "describe the model); every layout takes its shard")
+      ->check(CLI::ExistingDirectory);
+  sub->add_option("--export-hf", args->export_hf,
+                  "After training, write the weights to this folder as a Hugging Face GPT-2 (config.json, "
+                  "model.safetensors) with ptdp_check.json: a fixed batch and ptdp's loss on it");
   sub->add_option("--fault", args->fault,
                   "Testing aid: KIND:RANK:ITERATION makes RANK die (kill), stop answering (hang), run out of device memory "
                   "(oom), fail a host allocation (alloc: std::bad_alloc) "

@@ -8,6 +8,7 @@
 #include <new>
 #include <thread>
 
+#include "core/checkpoint/hf_gpt2_export.h"
 #include "core/comm/process_groups.h"
 #include "core/data/token_source.h"
 #include "core/metrics/flops.h"
@@ -92,6 +93,16 @@ void print_summary(const RunResult& r, const std::string& out) {
                 static_cast<double>(r.projected->memory.peak_model()) / (1 << 20));
 }
 
+// The trained weights gathered from every rank (collective over `world`), and
+// on rank 0 the Hugging Face folder staged with the run's other outputs.
+void stage_hf_export(OutputFiles& files, const Config& cfg, const TrainArgs& args, Trainer& trainer, Ops& ops,
+                     const ProcessGroups& groups, Communicator& world, const TokenSource& data) {
+  const std::vector<ParamShape> names = ptdp_param_shapes(hf_gpt2_layout(cfg.model, cfg.model.seq_len));
+  const FullParams full = gather_full_params(trainer.model(), ops, world, groups.coord.dp, names);
+  if (world.rank() != 0) return;
+  stage_hf_gpt2_export(files, args.export_hf, full, cfg.model, fixed_batch(data, kHfCheckBatch, cfg.model.seq_len));
+}
+
 }  // namespace
 
 std::optional<Fault> parse_fault(const std::string& text) {
@@ -108,7 +119,8 @@ std::optional<Fault> parse_fault(const std::string& text) {
   return f;
 }
 
-int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& world, const std::string& mpi_version) {
+int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& world, const std::string& mpi_version,
+                     const FullParams* initial) {
   const bool root = world.rank() == 0;
   Backend backend = make_backend(args.device, cfg, world, args.comm_timeout_s);
   Ops& ops = *backend.ops;
@@ -117,7 +129,9 @@ int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& wor
       make_process_groups(device_world, {cfg.plan.tp, cfg.plan.pp, cfg.plan.dp, cfg.machine.gpus_per_node},
                           cfg.plan.tp_comm_overlap);
   auto data = make_data(cfg, args);
-  Trainer trainer(cfg, ops, groups, *data);
+  InitialWeights start;
+  if (initial != nullptr) start = [&](RankModel& model) { load_full_params(model, ops, *initial); };
+  Trainer trainer(cfg, ops, groups, *data, start);
   if (root)
     std::printf("ptdp train: %lld parameters, t=%d p=%d d=%d v=%d, %s, m=%d, %d rank%s, %s, data: %s\n",
                 static_cast<long long>(parameter_count(cfg.model)), cfg.plan.tp, cfg.plan.pp, cfg.plan.dp,
@@ -144,9 +158,10 @@ int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& wor
                               {"loaded", args.load.empty() ? nlohmann::json(nullptr) : nlohmann::json(args.load)}};
   RunResult result = measured_result(cfg, s, groups, backend, world, run, nullptr);
   result.checkpoint = checkpoints.figures();
+  OutputFiles files;  // the trace, the result and the export together, or none
+  if (!args.export_hf.empty()) stage_hf_export(files, cfg, args, trainer, ops, groups, world, *data);
   if (!root) return kExitOk;
   result.software["mpi"] = mpi_version;
-  OutputFiles files;  // the trace and the result together, or neither
   if (!args.trace.empty()) {
     result.extra["timeline"] = args.trace;
     files.add(args.trace, chrome_trace(s.last_timeline, "ptdp train (last iteration)"), -1);
@@ -154,6 +169,9 @@ int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& wor
   if (!args.out.empty()) files.add(args.out, to_json(result));
   files.commit();
   print_summary(result, args.out);
+  if (!args.export_hf.empty())
+    std::printf("ptdp train: Hugging Face GPT-2 (config.json, model.safetensors, %s) written to %s\n", kHfCheckFile,
+                args.export_hf.c_str());
   return kExitOk;
 }
 

@@ -7,6 +7,7 @@
 
 #include "core/comm/communicator.h"
 #include "core/config/config.h"
+#include "core/model/full_params.h"
 
 namespace ptdp::cli {
 
@@ -26,6 +27,8 @@ struct TrainArgs {
   int keep = 0;         // checkpoints kept in `save` (0: all)
   bool overwrite = false;  // --save may replace another run's checkpoints
   std::string load;     // checkpoint to continue from (a save directory or one iter_* folder)
+  std::string init_hf;    // start from the Hugging Face GPT-2 in this folder (core/checkpoint/hf_gpt2.h)
+  std::string export_hf;  // write the trained weights as a Hugging Face GPT-2 to this folder
 };
 
 // A parsed --fault: which rank fails how, at which iteration.
@@ -38,8 +41,10 @@ struct Fault {
 };
 std::optional<Fault> parse_fault(const std::string& text);
 
-// Trains on `world`'s ranks; rank 0 prints progress and writes the files.
+// Trains on `world`'s ranks, from `initial` when given (full weights, each
+// rank takes its shard); rank 0 prints progress and writes the files.
 // `mpi_version` is recorded in the result. Returns the exit status.
-int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& world, const std::string& mpi_version);
+int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& world, const std::string& mpi_version,
+                     const FullParams* initial = nullptr);
 
 }  // namespace ptdp::cli

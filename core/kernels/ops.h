@@ -15,6 +15,10 @@
 
 namespace ptdp {
 
+// Every layernorm's epsilon, rstd = 1/sqrt(var + eps) (GPT-2's, and Megatron's
+// default); the Hugging Face export writes it as layer_norm_epsilon.
+inline constexpr double kLayerNormEps = 1e-5;
+
 class Ops {
  public:
   explicit Ops(Allocator& alloc) : alloc_(alloc) {}

@@ -102,17 +102,22 @@ void OutputFiles::discard() {
 }
 
 void OutputFiles::add(const fs::path& path, const nlohmann::json& j, int indent) {
+  const std::string text = j.dump(indent) + "\n";
+  add_file(path, [&](const fs::path& tmp) { write_all(tmp, text); });
+}
+
+void OutputFiles::add_file(const fs::path& path, const Writer& write) {
   try {
     for (const auto& s : staged_)
       if (fs::absolute(s.path).lexically_normal() == fs::absolute(path).lexically_normal()) throw std::runtime_error(path.string() + " is named twice");
     if (std::string why = not_replaceable(path); !why.empty()) throw std::runtime_error(why);
-    const std::string text = j.dump(indent) + "\n";
     const fs::path folder = folder_of(path);
     fs::create_directories(folder);
     remove_stale_temporaries(path);
     const fs::path tmp = folder / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()));
     staged_.push_back({path, tmp});
-    write_all(tmp, text);
+    ::unlink(tmp.c_str());  // a stale temporary of a process that had this pid
+    write(tmp);
   } catch (const std::exception& e) {
     discard();
     throw std::runtime_error(std::string("writing ") + path.string() + ": " + e.what());

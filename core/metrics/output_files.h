@@ -1,8 +1,10 @@
-// Output files of a command: only a regular file (or a new path) is ever
-// written, each through a temporary file beside it and a rename, and the
-// outputs of one command are committed together or none is left.
+// Output files of a command (JSON, or any file through a writer): only a
+// regular file (or a new path) is ever written, each through a temporary file
+// beside it and a rename, and the outputs of one command are committed
+// together or none is left.
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,9 @@ class OutputFiles {
 
   // Throws std::runtime_error naming the path (nothing of this set is kept then).
   void add(const std::filesystem::path& path, const nlohmann::json& j, int indent = 2);
+  // Any other file: `write` fills the (new) temporary path it is given, or throws.
+  using Writer = std::function<void(const std::filesystem::path& tmp)>;
+  void add_file(const std::filesystem::path& path, const Writer& write);
   void commit();
 
  private:

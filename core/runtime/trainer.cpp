@@ -7,9 +7,11 @@
 
 namespace ptdp {
 
-Trainer::Trainer(const Config& cfg, Ops& ops, ProcessGroups& groups, const TokenSource& data)
+Trainer::Trainer(const Config& cfg, Ops& ops, ProcessGroups& groups, const TokenSource& data,
+                 const InitialWeights& initial)
     : cfg_(cfg), ops_(ops), groups_(groups), ctx_{ops, *groups.tp, cfg.model, cfg.plan} {
   model_ = std::make_unique<RankModel>(ctx_, groups.coord.pp);
+  if (initial) initial(*model_);
   const ScheduleSpec spec{cfg.plan.pp, cfg.plan.micro_batches(), cfg.plan.virtual_stages, groups.coord.pp};
   program_ = build_program(cfg.plan.schedule, spec);
   if (cfg.plan.distributed_optimizer) {

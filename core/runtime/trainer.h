@@ -1,6 +1,7 @@
 // The trainer: builds this rank's model, optimizer and instruction list from a
 // validated config, and runs iterations. Collective over all ranks of `groups`.
 #pragma once
+#include <functional>
 #include <memory>
 
 #include "core/runtime/executor.h"
@@ -15,9 +16,15 @@ struct IterationRecord {
   double loss_scale = 1;
 };
 
+// Sets the model's starting weights (an import), after the seeded
+// initialisation and before the optimizer takes its copies of them.
+using InitialWeights = std::function<void(RankModel&)>;
+
 class Trainer {
  public:
-  Trainer(const Config& cfg, Ops& ops, ProcessGroups& groups, const TokenSource& data);
+  // `initial` (may be empty: the seeded weights) runs on this rank's model.
+  Trainer(const Config& cfg, Ops& ops, ProcessGroups& groups, const TokenSource& data,
+          const InitialWeights& initial = {});
 
   // Runs iteration `iteration` (0-based; its samples start at iteration·B).
   IterationRecord step(int iteration);

@@ -75,7 +75,8 @@ void CpuOps::position_backward(const Tensor& dx, Tensor& dwpe) {
 void CpuOps::layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
                                Tensor& mean, Tensor& rstd) {
   expect(gamma.numel() == x.dim(-1), "layernorm_forward", "gamma is not (h)");
-  cpu::layernorm_forward(f(x), f(gamma), f(beta), rows(x), x.dim(-1), 1e-5f, f(y), f(mean), f(rstd));
+  cpu::layernorm_forward(f(x), f(gamma), f(beta), rows(x), x.dim(-1), static_cast<float>(kLayerNormEps), f(y),
+                         f(mean), f(rstd));
 }
 
 void CpuOps::layernorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,

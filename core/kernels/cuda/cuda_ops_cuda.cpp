@@ -197,8 +197,8 @@ void CudaOps::layernorm_forward(const Tensor& x, const Tensor& gamma, const Tens
                                 Tensor& rstd) {
   with_type([&](auto tag) {
     using T = decltype(tag);
-    cuda::layernorm_forward(typed<T>(x), typed<T>(gamma), typed<T>(beta), rows(x), x.dim(-1), 1e-5f, typed<T>(y),
-                            f32(mean), f32(rstd), stream_);
+    cuda::layernorm_forward(typed<T>(x), typed<T>(gamma), typed<T>(beta), rows(x), x.dim(-1),
+                            static_cast<float>(kLayerNormEps), typed<T>(y), f32(mean), f32(rstd), stream_);
   });
 }
 
@@ -215,7 +215,8 @@ void CudaOps::bias_residual_layernorm(const Tensor& y, const Tensor& bias, const
   with_type([&](auto tag) {
     using T = decltype(tag);
     cuda::bias_residual_layernorm(typed<T>(y), typed<T>(bias), typed<T>(residual), typed<T>(gamma), typed<T>(beta), n,
-                                  h, 1e-5f, typed<T>(sum), typed<T>(ln), f32(mean), f32(rstd), stream_);
+                                  h, static_cast<float>(kLayerNormEps), typed<T>(sum), typed<T>(ln), f32(mean),
+                                  f32(rstd), stream_);
   });
 }
 
