@@ -13,16 +13,6 @@ namespace {
 
 using json = nlohmann::json;
 
-template <typename T>
-json or_null(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
-template <typename T>
-json or_null(const std::vector<T>& v) {
-  return v.empty() ? json(nullptr) : json(v);
-}
-
 json to_json(const BubbleFigures& b) {
   return {{"measured", or_null(b.measured)},
           {"simulated", or_null(b.simulated)},
@@ -68,6 +58,7 @@ json metrics_json(const RunResult& r) {
   m["communication"] = r.communication ? to_json(*r.communication) : json(nullptr);
   m["loss"] = or_null(r.loss);
   m["grad_norm"] = or_null(r.grad_norm);
+  m["checkpoint"] = r.checkpoint ? to_json(*r.checkpoint) : json(nullptr);
   return m;
 }
 

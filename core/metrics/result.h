@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config/config.h"
+#include "core/metrics/checkpoint_metrics.h"
 #include "core/metrics/memory_model.h"
 
 namespace ptdp {
@@ -77,6 +78,7 @@ struct RunResult {
   std::optional<Breakdown> breakdown;
   std::optional<CommunicationFigures> communication;
   std::vector<double> loss, grad_norm;
+  std::optional<CheckpointMetrics> checkpoint;  // size, save and load (checkpoint_metrics.h)
   // Projections: how far they can be trusted and what moves them
   // (core/sim/expected_error.h, core/sim/sensitivity.h); absent on measured
   // runs' own figures (their "projected" block carries them).

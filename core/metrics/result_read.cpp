@@ -102,6 +102,7 @@ void read_metrics(const JsonAt& m, RunResult& r) {
   r.communication = communication_of(m);
   r.loss = array_or_null<double>(m, "loss");
   r.grad_norm = array_or_null<double>(m, "grad_norm");
+  if (const auto c = m.find("checkpoint")) r.checkpoint = checkpoint_metrics_of(*c);
 }
 
 // "plan.tp" -> "/plan/tp": a config reader's field as a pointer into the result.
