@@ -21,6 +21,7 @@ struct ProjectArgs {
   std::string config, out, trace, calibration;
   bool search = false, search_split = false, search_uneven = false, search_tp_overlap = false;
   int top = 5;
+  int checkpoint_every = 0;  // 0: not given
 };
 
 // The plan's switches beyond (t, p, d, v, b, schedule) that change what runs: "" or " +sp +tp-overlap ...".
@@ -75,6 +76,22 @@ void print_sensitivity(const nlohmann::json& s) {
               100 * most["perturbation"].get<double>(), 100 * most["change"].get<double>());
 }
 
+// One line: the checkpoint's size, save and load times, and the share of
+// training time that saving every N iterations costs.
+void print_checkpoint(const CheckpointMetrics& c) {
+  std::printf("  checkpoint: %.4g TB (%.4g GB per rank at most)", static_cast<double>(c.bytes_total.value_or(0)) / 1e12,
+              static_cast<double>(c.bytes_per_rank_max.value_or(0)) / 1e9);
+  if (!c.save_s || !c.load_s) {
+    std::printf("; save and load times unknown (the machine profile has no filesystem)\n");
+    return;
+  }
+  std::printf(", save %.3g s (%.4g GB/s), load %.3g s (%.4g GB/s)", *c.save_s, c.save_gbs.value_or(0), *c.load_s,
+              c.load_gbs.value_or(0));
+  if (c.every && c.save_share) std::printf("; saving every %d iterations: %.2f%% of training time", *c.every,
+                                           100 * *c.save_share);
+  std::printf("\n");
+}
+
 // The trace and the result together, or neither (a failure while running: exit 1).
 int write_outputs(const ProjectArgs& args, const Projection& proj, const RunResult& result) {
   try {
@@ -127,7 +144,10 @@ int run(const ProjectArgs& args) {
       proj = project(cfg, calibration.get());
     }
     RunResult result = projected_result(cfg, proj, calibration.get());
+    if (args.checkpoint_every > 0 && result.checkpoint)
+      set_checkpoint_interval(*result.checkpoint, args.checkpoint_every, result.median_iteration_s());
     print_summary(result, "projected");
+    if (result.checkpoint) print_checkpoint(*result.checkpoint);
     if (result.expected_error) print_expected_error(*result.expected_error);
     if (result.sensitivity) print_sensitivity(*result.sensitivity);
     if (!search.is_null()) result.extra["search"] = search;
@@ -159,6 +179,9 @@ Command add_project_command(CLI::App& app) {
   sub->add_flag("--search-tp-overlap", args->search_tp_overlap,
                 "Also try, under sequence parallelism with t > 1, plan.tp_comm_overlap");
   sub->add_option("--top", args->top, "Runners-up to report with --search")->capture_default_str();
+  sub->add_option("--checkpoint-every", args->checkpoint_every,
+                  "Iterations between checkpoint saves: report the share of training time saving costs")
+      ->check(CLI::Range(1, 1 << 30));
   return {sub, [args] { return run(*args); }};
 }
 

@@ -94,19 +94,19 @@ void CheckpointRun::after_iteration(int it) {
                 static_cast<double>(saves_.back().bytes_total) / (1 << 20), saves_.back().seconds);
 }
 
-std::optional<CheckpointFigures> CheckpointRun::figures() const {
+std::optional<CheckpointMetrics> CheckpointRun::figures() const {
   if (saves_.empty() && !loaded_) return std::nullopt;
-  CheckpointFigures f;
+  CheckpointMetrics f;
   const CheckpointIo& any = saves_.empty() ? *loaded_ : saves_.front();
-  f.bytes_total = static_cast<double>(any.bytes_total);
-  f.bytes_per_rank_max = static_cast<double>(any.bytes_max);
-  f.filesystem = filesystem_type(any.folder);
+  f.bytes_total = any.bytes_total;
+  f.bytes_per_rank_max = any.bytes_max;
+  f.filesystem = {{"path", any.folder.string()}, {"type", filesystem_type(any.folder)}};
   if (!saves_.empty()) {
     double total = 0;
     for (const CheckpointIo& s : saves_) total += s.seconds;
     f.save_s = total / static_cast<double>(saves_.size());
-    f.save_gbs = gbs(f.bytes_total, *f.save_s);
-    f.save_gbs_per_rank = gbs(f.bytes_per_rank_max, *f.save_s);
+    f.save_gbs = gbs(static_cast<double>(any.bytes_total), *f.save_s);
+    f.save_gbs_per_rank = gbs(static_cast<double>(any.bytes_max), *f.save_s);
     f.every = args_.save_every > 0 ? args_.save_every : args_.iterations;
   }
   if (loaded_) {

@@ -27,7 +27,7 @@ class CheckpointRun {
   // After iteration `it` (0-based): saves when --save-every divides it + 1, or at the last iteration.
   void after_iteration(int it);
   // The figures of the saves and the load (nullopt when neither happened).
-  std::optional<CheckpointFigures> figures() const;
+  std::optional<CheckpointMetrics> figures() const;
 
  private:
   const TrainArgs& args_;

@@ -158,6 +158,8 @@ int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& wor
                               {"loaded", args.load.empty() ? nlohmann::json(nullptr) : nlohmann::json(args.load)}};
   RunResult result = measured_result(cfg, s, groups, backend, world, run, nullptr);
   result.checkpoint = checkpoints.figures();
+  if (result.checkpoint && result.checkpoint->every)
+    set_checkpoint_interval(*result.checkpoint, *result.checkpoint->every, result.median_iteration_s());
   OutputFiles files;  // the trace, the result and the export together, or none
   if (!args.export_hf.empty()) stage_hf_export(files, cfg, args, trainer, ops, groups, world, *data);
   if (!root) return kExitOk;

@@ -12,9 +12,6 @@
 
 namespace ptdp::bench {
 
-namespace {
-
-// The value of "--name=value" or "--name value" at argv[i]; advances i past it.
 std::optional<std::string> value_of(const char* name, int& i, int argc, char** argv) {
   const std::size_t len = std::strlen(name);
   if (std::strncmp(argv[i], name, len) != 0) return std::nullopt;
@@ -23,16 +20,18 @@ std::optional<std::string> value_of(const char* name, int& i, int argc, char** a
   return std::nullopt;
 }
 
+void refuse(const std::string& why) {
+  std::fprintf(stderr, "ptdp benchmark: %s\n", why.c_str());
+  std::exit(2);
+}
+
+namespace {
+
 std::string cpu_model() {
   std::ifstream in("/proc/cpuinfo");
   for (std::string line; std::getline(in, line);)
     if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
   return "unknown CPU";
-}
-
-[[noreturn]] void refuse(const std::string& why) {
-  std::fprintf(stderr, "ptdp benchmark: %s\n", why.c_str());
-  std::exit(2);
 }
 
 }  // namespace

@@ -18,6 +18,11 @@ struct Options {
   int concurrent = 1;  // --concurrent N: N copies of this program run at once on this host (recorded, not launched)
 };
 
+// The value of "--name=value" or "--name value" at argv[i]; advances i past it.
+std::optional<std::string> value_of(const char* name, int& i, int argc, char** argv);
+// Prints "ptdp benchmark: <why>" and exits 2 (refused input).
+[[noreturn]] void refuse(const std::string& why);
+
 // Removes ptdp's own options (--device, --config, --machine, --max-bytes, --concurrent) from
 // argv, so the rest goes to benchmark::Initialize. Exits 2 with a message on bad input.
 Options take_options(int& argc, char** argv);

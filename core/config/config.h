@@ -75,6 +75,7 @@ nlohmann::json parse_json_file(const std::filesystem::path& file, const std::str
 nlohmann::json to_json(const Model& m);
 nlohmann::json to_json(const Plan& p);
 nlohmann::json to_json(const Machine& m);
+nlohmann::json to_json(const std::optional<Filesystem>& fs);  // null when unknown
 nlohmann::json to_json(const OptimizerConfig& o);
 nlohmann::json to_json(const Config& c);
 

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "core/config/mechanisms.h"
@@ -32,6 +33,17 @@ struct Efficiency {
   double inter_node = 0.9;    // achieved / datasheet NIC bandwidth
 };
 
+// The parallel filesystem checkpoints are saved to and loaded from
+// (core/sim/checkpoint_cost.h). Rates in GB/s (1e9 bytes/s).
+struct Filesystem {
+  double write_gbs = 0;         // aggregate peak write bandwidth of the whole filesystem
+  double read_gbs = 0;          // aggregate peak read bandwidth
+  double nic_gbs_per_node = 0;  // what one node can move to or from storage (its storage NICs); 0: no limit
+                                //   beside the filesystem's (a local disk)
+  double write_efficiency = 1;  // achieved / peak while a checkpoint is saved
+  double read_efficiency = 1;   // achieved / peak while one is loaded
+};
+
 struct Machine {
   std::string name;                           // profile name, e.g. "a100-80gb"
   Device device = Device::cuda;               // what runs the kernels: "cpu" or "cuda" in JSON
@@ -44,6 +56,7 @@ struct Machine {
   Link intra_node;                            // NVLink/NVSwitch (or shared memory on a CPU)
   Link inter_node;                            // InfiniBand
   Efficiency efficiency;                      // kernel and link efficiencies
+  std::optional<Filesystem> filesystem;       // checkpoint storage; absent or null: unknown
   Mechanisms mechanisms;                      // the cost model's switches: all on (not in JSON; --ablate)
   std::map<std::string, std::string> sources; // field name -> where its number comes from
 

@@ -39,6 +39,23 @@ void read_efficiency(JsonFields& top, Efficiency& e, ConfigErrors& errors) {
   f.reject_unknown();
 }
 
+// "filesystem": an object, or null (unknown, as when absent).
+void read_filesystem(JsonFields& top, std::optional<Filesystem>& out, ConfigErrors& errors) {
+  const json* value = top.value("filesystem");
+  if (value == nullptr || value->is_null()) return;
+  const json* obj = top.object("filesystem", false);
+  if (obj == nullptr) return;
+  Filesystem fs;
+  JsonFields f(*obj, top.field("filesystem"), errors);
+  f.required("write_gbs", fs.write_gbs);
+  f.required("read_gbs", fs.read_gbs);
+  f.optional("nic_gbs_per_node", fs.nic_gbs_per_node);
+  f.optional("write_efficiency", fs.write_efficiency);
+  f.optional("read_efficiency", fs.read_efficiency);
+  f.reject_unknown();
+  out = fs;
+}
+
 json to_json(const Link& l) {
   json j = {{"bandwidth_gbs", l.bandwidth_gbs}, {"latency_us", l.latency_us}};
   if (l.nics_per_node > 0) j["nics_per_node"] = l.nics_per_node;
@@ -53,6 +70,12 @@ json to_json(const Efficiency& e) {
 }
 
 }  // namespace
+
+json to_json(const std::optional<Filesystem>& fs) {
+  if (!fs) return nullptr;
+  return {{"write_gbs", fs->write_gbs}, {"read_gbs", fs->read_gbs}, {"nic_gbs_per_node", fs->nic_gbs_per_node},
+          {"write_efficiency", fs->write_efficiency}, {"read_efficiency", fs->read_efficiency}};
+}
 
 double Machine::peak_for(const std::string& precision) const {
   auto it = peak_tflops.find(precision);
@@ -84,6 +107,7 @@ Machine machine_from_json(const json& j, const std::string& where) {
   read_link(f, "intra_node", m.intra_node, errors);
   read_link(f, "inter_node", m.inter_node, errors);
   read_efficiency(f, m.efficiency, errors);
+  read_filesystem(f, m.filesystem, errors);
   f.optional("sources", m.sources);
   f.reject_unknown();
   if (errors.empty()) errors = validate(m, where);
@@ -102,7 +126,8 @@ json to_json(const Machine& m) {
             {"peak_tflops", m.peak_tflops},
             {"intra_node", to_json(m.intra_node)},
             {"inter_node", to_json(m.inter_node)},
-            {"efficiency", to_json(m.efficiency)}};
+            {"efficiency", to_json(m.efficiency)},
+            {"filesystem", to_json(m.filesystem)}};
   if (!m.sources.empty()) j["sources"] = m.sources;
   return j;
 }

@@ -197,6 +197,16 @@ void check_efficiency(const std::string& at, const Efficiency& e, Rules& r) {  /
   r.size(at + "sms", e.sms);
 }
 
+// Peak rates positive (a zero one would make a save take forever); the
+// per-node limit may be 0 (none); efficiencies fractions of the peaks.
+void check_filesystem(const std::string& at, const Filesystem& fs, Rules& r) {  // at: "machine.filesystem."
+  r.in_range(at + "write_gbs", fs.write_gbs, 0, true, kMaxRate, false);
+  r.in_range(at + "read_gbs", fs.read_gbs, 0, true, kMaxRate, false);
+  r.in_range(at + "nic_gbs_per_node", fs.nic_gbs_per_node, 0, false, kMaxRate, false);
+  r.in_range(at + "write_efficiency", fs.write_efficiency, 0, true, 1, false);
+  r.in_range(at + "read_efficiency", fs.read_efficiency, 0, true, 1, false);
+}
+
 }  // namespace
 
 ConfigErrors validate(const Config& c, int world_size) {
@@ -234,6 +244,7 @@ ConfigErrors validate(const Machine& m, const std::string& path) {
   check_link(at + "intra_node", m.intra_node, r);
   check_link(at + "inter_node", m.inter_node, r);
   check_efficiency(at + "efficiency.", m.efficiency, r);
+  if (m.filesystem) check_filesystem(at + "filesystem.", *m.filesystem, r);
   return errors;
 }
 

@@ -13,16 +13,6 @@ namespace {
 
 using json = nlohmann::json;
 
-template <typename T>
-json or_null(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
-template <typename T>
-json or_null(const std::vector<T>& v) {
-  return v.empty() ? json(nullptr) : json(v);
-}
-
 json to_json(const BubbleFigures& b) {
   return {{"measured", or_null(b.measured)},
           {"simulated", or_null(b.simulated)},
@@ -59,19 +49,6 @@ json to_json(const CommunicationFigures& c) {
           {"note", "payload bytes per iteration, summed over ranks"}};
 }
 
-json to_json(const CheckpointFigures& c) {
-  return {{"bytes_total", or_null(c.bytes_total)},
-          {"bytes_per_rank_max", or_null(c.bytes_per_rank_max)},
-          {"save_s", or_null(c.save_s)},
-          {"load_s", or_null(c.load_s)},
-          {"save_gbs", or_null(c.save_gbs)},
-          {"load_gbs", or_null(c.load_gbs)},
-          {"save_gbs_per_rank", or_null(c.save_gbs_per_rank)},
-          {"load_gbs_per_rank", or_null(c.load_gbs_per_rank)},
-          {"every", or_null(c.every)},
-          {"filesystem", or_null(c.filesystem)}};
-}
-
 json metrics_json(const RunResult& r) {
   json m = throughput_metrics(r.config, r.median_iteration_s());
   m["iteration_s"] = summarize_samples(r.iteration_s);
@@ -79,9 +56,9 @@ json metrics_json(const RunResult& r) {
   m["memory_bytes"] = to_json(r.memory);
   m["breakdown_s"] = r.breakdown ? to_json(*r.breakdown) : json(nullptr);
   m["communication"] = r.communication ? to_json(*r.communication) : json(nullptr);
-  m["checkpoint"] = r.checkpoint ? to_json(*r.checkpoint) : json(nullptr);
   m["loss"] = or_null(r.loss);
   m["grad_norm"] = or_null(r.grad_norm);
+  m["checkpoint"] = r.checkpoint ? to_json(*r.checkpoint) : json(nullptr);
   return m;
 }
 

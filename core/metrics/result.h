@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config/config.h"
+#include "core/metrics/checkpoint_metrics.h"
 #include "core/metrics/memory_model.h"
 
 namespace ptdp {
@@ -64,19 +65,6 @@ struct CommunicationFigures {
   double tp = 0, pp = 0, dp = 0, embedding = 0;
 };
 
-// Checkpoint saves and loads (metrics.checkpoint): a measured run's own
-// (`ptdp train --save/--load`), or a projection's model of them; null where a
-// mode cannot know a figure. Bytes of one checkpoint; seconds of one save (the
-// mean over a run's saves) or load, slowest rank, barrier to barrier.
-struct CheckpointFigures {
-  std::optional<double> bytes_total, bytes_per_rank_max;
-  std::optional<double> save_s, load_s;
-  std::optional<double> save_gbs, load_gbs;                    // aggregate: bytes_total / seconds / 1e9
-  std::optional<double> save_gbs_per_rank, load_gbs_per_rank;  // bytes_per_rank_max / seconds / 1e9
-  std::optional<int> every;                                    // iterations between saves
-  std::optional<std::string> filesystem;                       // of the checkpoint's path (statfs)
-};
-
 struct RunResult {
   ResultMode mode = ResultMode::projected;
   std::string system = "ptdp";
@@ -89,8 +77,8 @@ struct RunResult {
   MemoryFigures memory;
   std::optional<Breakdown> breakdown;
   std::optional<CommunicationFigures> communication;
-  std::optional<CheckpointFigures> checkpoint;  // null when the run neither saved nor loaded
   std::vector<double> loss, grad_norm;
+  std::optional<CheckpointMetrics> checkpoint;  // size, save and load (checkpoint_metrics.h)
   // Projections: how far they can be trusted and what moves them
   // (core/sim/expected_error.h, core/sim/sensitivity.h); absent on measured
   // runs' own figures (their "projected" block carries them).

@@ -1,6 +1,7 @@
 // Result files: statistics of per-iteration samples and provenance; writing
 // them (atomically, only over regular files) is output_files.h.
 #pragma once
+#include <optional>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +16,16 @@ inline constexpr const char* kResultSchema = "ptdp.result/2";
 nlohmann::json summarize_samples(const std::vector<double>& samples);
 double median(std::vector<double> samples);
 double mean(const std::vector<double>& samples);  // 0 when empty
+
+// A figure a result may not know: its value, or null.
+template <typename T>
+nlohmann::json or_null(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+template <typename T>
+nlohmann::json or_null(const std::vector<T>& v) {
+  return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v);
+}
 
 // {"commit", "compiler", "openblas", ...}: what built and links this program.
 nlohmann::json software_info();

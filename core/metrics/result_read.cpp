@@ -92,23 +92,6 @@ std::optional<CommunicationFigures> communication_of(const JsonAt& m) {
   return out;
 }
 
-std::optional<CheckpointFigures> checkpoint_of(const JsonAt& m) {
-  const auto c = m.find("checkpoint");
-  if (!c) return std::nullopt;
-  c->object();
-  CheckpointFigures out;
-  for (const auto& [key, field] :
-       {std::pair{"bytes_total", &CheckpointFigures::bytes_total}, {"bytes_per_rank_max", &CheckpointFigures::bytes_per_rank_max},
-        {"save_s", &CheckpointFigures::save_s}, {"load_s", &CheckpointFigures::load_s},
-        {"save_gbs", &CheckpointFigures::save_gbs}, {"load_gbs", &CheckpointFigures::load_gbs},
-        {"save_gbs_per_rank", &CheckpointFigures::save_gbs_per_rank},
-        {"load_gbs_per_rank", &CheckpointFigures::load_gbs_per_rank}})
-    out.*field = number_or_null(*c, key);
-  if (const auto v = c->find("every")) out.every = v->get<int>();
-  if (const auto v = c->find("filesystem")) out.filesystem = v->get<std::string>();
-  return out;
-}
-
 // The figures under "metrics" (or "projected"/"metrics").
 void read_metrics(const JsonAt& m, RunResult& r) {
   m.object();
@@ -117,9 +100,9 @@ void read_metrics(const JsonAt& m, RunResult& r) {
   r.memory = memory_of(m);
   r.breakdown = time_breakdown_of(m);
   r.communication = communication_of(m);
-  r.checkpoint = checkpoint_of(m);
   r.loss = array_or_null<double>(m, "loss");
   r.grad_norm = array_or_null<double>(m, "grad_norm");
+  if (const auto c = m.find("checkpoint")) r.checkpoint = checkpoint_metrics_of(*c);
 }
 
 // "plan.tp" -> "/plan/tp": a config reader's field as a pointer into the result.

@@ -5,6 +5,7 @@
 
 #include "core/metrics/result_io.h"
 #include "core/schedule/registry.h"
+#include "core/sim/checkpoint_cost.h"
 #include "core/sim/cost_model.h"
 #include "core/sim/expected_error.h"
 #include "core/sim/plan_limits.h"
@@ -111,6 +112,7 @@ RunResult projected_result(const Config& cfg, const Projection& proj, const Cali
   r.memory.model_per_stage = proj.memory;
   r.memory.available = cfg.machine.memory_bytes - cfg.machine.memory_reserved_bytes;
   r.memory.fits = proj.fits;
+  r.checkpoint = projected_checkpoint(cfg);
   if (annotations == Annotations::all) {
     r.expected_error = expected_error(cfg, default_validation_file());
     r.sensitivity = sensitivity(cfg, time_shares(proj.breakdown, proj.passes), proj.iteration_s, calibration);

@@ -8,9 +8,14 @@ namespace ptdp {
 
 namespace {
 
+// The mechanisms are the time model's: a checkpoint's size, save and load
+// (metrics "checkpoint.*", Section 5.10) do not depend on them.
+bool ablatable(const Sweep& s) { return s.metric.rfind("checkpoint.", 0) != 0; }
+
 AblationRow check_all(const std::vector<Sweep>& sweeps, const Calibration* calibration, const std::string& mechanism) {
   AblationRow row{mechanism, {}};
   for (Sweep sweep : sweeps) {  // a copy: the switch is set on its points' machines
+    if (!ablatable(sweep)) continue;
     if (!mechanism.empty())
       for (const MechanismSwitch& s : mechanism_switches())
         if (s.name == mechanism)

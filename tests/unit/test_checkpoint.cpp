@@ -10,8 +10,10 @@
 
 #include "core/checkpoint/checkpoint.h"
 #include "core/checkpoint/crc32.h"
+#include "core/checkpoint/safetensors.h"
 #include "core/comm/in_process_communicator.h"
 #include "core/kernels/cpu/cpu_ops.h"
+#include "core/metrics/checkpoint_size.h"
 #include "core/metrics/result.h"
 #include "tests/checkpoint_test_util.h"
 #include "tests/cli_test_util.h"
@@ -158,6 +160,31 @@ TEST_F(CheckpointRefused, AnotherModelIsNamed) {
   EXPECT_NE(text.find(kManifestName), std::string::npos) << text;
 }
 
+// The shards hold what the one definition of checkpoint size counts (fp32:
+// masters, m, v; 12 bytes a parameter, one copy over d): their tensor bytes at
+// least its state bytes, their files at most those plus its metadata allowance.
+TEST(Checkpoint, ShardBytesAreWhatTheSizeModelCounts) {
+  for (const bool distributed : {false, true}) {
+    test::ScratchDir dir(std::string("ckpt-size") + (distributed ? "-distopt" : ""));
+    Config cfg = ckpt_layout(2, distributed);
+    cfg.plan.pp = 2;
+    cfg.machine = load_machine("cpu-host", default_machines_dir());
+    ckpt_train(cfg, 0, 1, {}, dir.path());
+    const CheckpointSize size = checkpoint_size(cfg);
+    std::int64_t state = 0, files = 0, tensors = 0;
+    for (int r = 0; r < cfg.plan.pp; ++r)
+      for (int k = 0; k < cfg.plan.dp; ++k) state += size.saved_state(r, k);
+    for (const auto& entry : fs::recursive_directory_iterator(dir.path()))
+      if (entry.path().extension() == ".safetensors") {
+        files += static_cast<std::int64_t>(entry.file_size());
+        const SafetensorsFile f(entry.path());
+        for (const auto& [name, e] : f.entries()) tensors += static_cast<std::int64_t>(e.end - e.begin);
+      }
+    EXPECT_EQ(tensors, state) << (distributed ? "distributed optimizer" : "replicated");
+    EXPECT_LE(files, size.bytes_total);
+  }
+}
+
 // metrics.checkpoint: written with nulls where unknown, read back.
 TEST(Checkpoint, FiguresRoundTripThroughTheResult) {
   RunResult r;
@@ -166,16 +193,16 @@ TEST(Checkpoint, FiguresRoundTripThroughTheResult) {
   r.config.machine = load_machine("cpu-host", default_machines_dir());
   const nlohmann::json absent = to_json(r);
   EXPECT_TRUE(absent["metrics"]["checkpoint"].is_null());
-  CheckpointFigures f;
-  f.bytes_total = 1e6;
+  CheckpointMetrics f;
+  f.bytes_total = 1000000;
   f.save_s = 0.5;
   f.save_gbs = 0.002;
   f.every = 3;
-  f.filesystem = "tmpfs";
+  f.filesystem = {{"path", "/tmp/x"}, {"type", "tmpfs"}};
   r.checkpoint = f;
   const nlohmann::json j = to_json(r);
   EXPECT_TRUE(j["metrics"]["checkpoint"]["load_s"].is_null());
-  EXPECT_EQ(j["metrics"]["checkpoint"]["filesystem"], "tmpfs");
+  EXPECT_EQ(j["metrics"]["checkpoint"]["filesystem"]["type"], "tmpfs");
   EXPECT_EQ(to_json(read_result(j)), j);
 }
 
