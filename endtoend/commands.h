@@ -29,5 +29,6 @@ Command add_calibrate_command(CLI::App& app);
 Command add_sweep_point_command(CLI::App& app);
 Command add_compare_command(CLI::App& app);
 Command add_slice_command(CLI::App& app);
+Command add_export_command(CLI::App& app);
 
 }  // namespace ptdp::cli

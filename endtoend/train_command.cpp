@@ -70,10 +70,10 @@ std::optional<FullParams> import_hf(const TrainArgs& args, const Config& cfg, bo
 
 // --export-hf's three files, checked as the other outputs.
 std::vector<OutputOption> hf_outputs(const std::string& dir) {
-  if (dir.empty()) return {};
-  const std::filesystem::path d = dir;
-  return {{"--export-hf", (d / kHfConfigFile).string()}, {"--export-hf", (d / kHfWeightsFile).string()},
-          {"--export-hf", (d / kHfCheckFile).string()}};
+  std::vector<OutputOption> out;
+  if (!dir.empty())
+    for (const auto& f : hf_gpt2_export_files(dir)) out.push_back({"--export-hf", f.string()});
+  return out;
 }
 
 int run(const TrainArgs& args) {

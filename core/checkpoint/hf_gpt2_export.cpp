@@ -3,6 +3,10 @@
 
 namespace ptdp {
 
+std::vector<std::filesystem::path> hf_gpt2_export_files(const std::filesystem::path& dir) {
+  return {dir / kHfConfigFile, dir / kHfWeightsFile, dir / kHfCheckFile};
+}
+
 nlohmann::json hf_gpt2_check(const FullParams& params, const Model& model, const FixedBatch& batch) {
   Model exported = model;
   exported.vocab_pad_to = 1;  // what HF holds: V rows

@@ -4,6 +4,7 @@
 // folder must reproduce (tests/report/hf_gpt2_torch_check.py: transformers).
 #pragma once
 #include <filesystem>
+#include <vector>
 
 #include "core/checkpoint/fixed_batch_loss.h"
 #include "core/checkpoint/hf_gpt2.h"
@@ -18,6 +19,9 @@ inline constexpr int kHfCheckBatch = 2;  // sequences in the check's batch
 // without vocabulary padding); "loss_as_trained", present when the model pads
 // its vocabulary, is the loss with the padded rows, whose logits enter ptdp's
 // softmax but which HF does not have.
+// The files an export writes into `dir`: config.json, model.safetensors, the check file.
+std::vector<std::filesystem::path> hf_gpt2_export_files(const std::filesystem::path& dir);
+
 nlohmann::json hf_gpt2_check(const FullParams& params, const Model& model, const FixedBatch& batch);
 
 // Stages DIR/config.json, DIR/model.safetensors and DIR/ptdp_check.json in

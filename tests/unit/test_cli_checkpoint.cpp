@@ -46,7 +46,8 @@ TEST(CliCheckpoint, AResumedRunReproducesTheUninterruptedOne) {
   EXPECT_GT(a["save_s"].get<double>(), 0);
   EXPECT_EQ(a["every"], 2);
   EXPECT_TRUE(a["load_s"].is_null());
-  EXPECT_FALSE(a["filesystem"].get<std::string>().empty());
+  EXPECT_FALSE(a["filesystem"]["type"].get<std::string>().empty());
+  EXPECT_GT(a["save_share"].get<double>(), 0);  // of the run's iterations
   const auto bj = nlohmann::json::parse(test::read_file(dir.path() / "b.json"))["metrics"]["checkpoint"];
   EXPECT_GT(bj["load_s"].get<double>(), 0);
 }

@@ -40,6 +40,23 @@ TEST(CliHfGpt2, AnImportStartsFromTheExportedWeights) {
   EXPECT_LT(exported, first_loss(dir, "a.json") - 0.05);  // three steps trained, not the seeded start
 }
 
+// `ptdp export --load`: a checkpoint saved by a 2-iteration run exports the
+// same weights (its fp32 masters) as that run's own --export-hf, bit for bit;
+// a folder without a checkpoint is refused (exit 2, --load named, nothing written).
+TEST(CliHfGpt2, ACheckpointExportsWhatTheRunExported) {
+  ScratchDir dir("hf-cli-export");
+  const auto a = train_hf(dir, "--iterations 2 --export-hf direct --save ckpt");
+  ASSERT_EQ(a.status, 0) << a.err;
+  const auto e = test::run_command(test::ptdp_cli() + " export --load ckpt --format hf-gpt2 --out from_ckpt", dir);
+  ASSERT_EQ(e.status, 0) << e.err;
+  for (const char* f : {kHfWeightsFile, kHfCheckFile})
+    EXPECT_EQ(test::read_file(dir.path() / "from_ckpt" / f), test::read_file(dir.path() / "direct" / f)) << f;
+  const auto bad = test::run_command(test::ptdp_cli() + " export --load direct --out nothing", dir);
+  EXPECT_EQ(bad.status, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--load"), std::string::npos) << bad.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "nothing"));
+}
+
 TEST(CliHfGpt2, AConfigOfAnotherModelIsRefused) {
   ScratchDir dir("hf-cli-refused");
   ASSERT_EQ(train_hf(dir, "--iterations 1 --export-hf hf").status, 0);
