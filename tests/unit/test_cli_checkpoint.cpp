@@ -7,6 +7,7 @@
 
 #include <fstream>
 
+#include "core/checkpoint/manifest.h"
 #include "tests/cli_test_util.h"
 
 namespace ptdp {
@@ -50,6 +51,27 @@ TEST(CliCheckpoint, AResumedRunReproducesTheUninterruptedOne) {
   EXPECT_GT(a["save_share"].get<double>(), 0);  // of the run's iterations
   const auto bj = nlohmann::json::parse(test::read_file(dir.path() / "b.json"))["metrics"]["checkpoint"];
   EXPECT_GT(bj["load_s"].get<double>(), 0);
+}
+
+// SIGKILL at any moment of a run that saves after every iteration (its time
+// goes mostly to writing, fsyncing and renaming): wherever the kill lands in a
+// save, the directory names the last finished checkpoint and it loads. A kill
+// before the first save finished leaves nothing that claims to load.
+TEST(CliCheckpoint, KilledAnywhereInASaveTheLastFinishedCheckpointLoads) {
+  int checked = 0;
+  for (const char* delay : {"0.6", "0.9", "1.2", "1.6", "2.0"}) {
+    ScratchDir dir(std::string("cli-ckpt-kill-") + delay);
+    const auto config = dir.write("tiny.json", test::tiny_config_json().dump());
+    test::run_command("timeout -s KILL " + std::string(delay) + " " + test::ptdp_cli() + " train --warmup 0 --config " +
+                          config.string() + " --iterations 100000 --save-every 1 --keep 2 --save ck",
+                      dir);
+    if (!holds_checkpoint(dir.path() / "ck")) continue;
+    const Manifest m = read_manifest(resolve_checkpoint(dir.path() / "ck") / kManifestName);
+    const auto resumed = train_ckpt(dir, "--iterations " + std::to_string(m.step + 1) + " --load ck");
+    EXPECT_EQ(resumed.status, 0) << "killed after " << delay << " s, at step " << m.step << ": " << resumed.err;
+    ++checked;
+  }
+  EXPECT_GE(checked, 2) << "the runs were killed before their first save finished";
 }
 
 // Killed between saves: the last finished checkpoint (iteration 4) continues the run.
