@@ -46,16 +46,31 @@ ShardRecord write_shard(Trainer& t, Ops& ops, const fs::path& folder, int rank, 
   ShardRecord rec;
   rec.file = name;
   rec.rank = rank;
-  std::vector<std::vector<float>> host;  // keeps the bytes alive until written
+  std::vector<std::vector<float>> host;          // keeps the bytes alive until written
+  std::vector<std::vector<std::uint8_t>> weights;  // 16-bit runs: the weights as they train
   std::vector<TensorRef> tensors;
   const auto saved = pieces_to_save(t);
-  host.reserve(saved.size() * 3);
+  const DType compute = ops.compute_dtype();
+  const std::vector<OwnedPiece> owned = t.state_pieces();
+  host.reserve(saved.size() * 4);
+  weights.reserve(saved.size());
   for (const SavedPiece& s : saved) {
     const AdamW::StateTensors st = t.optimizer().state(s.target);
     for (const auto& [kind, tensor] : {std::pair{"master", &st.master}, {"exp_avg", &st.m}, {"exp_avg_sq", &st.v}}) {
       host.emplace_back(static_cast<std::size_t>(tensor->numel()));
       ops.download_f32(*tensor, host.back().data());
       tensors.push_back({piece_tensor_name(kind, s.piece), DType::f32, tensor->shape(), host.back().data()});
+    }
+    // Beside fp32 masters, the 16-bit weights too, as Megatron-LM's checkpoints
+    // hold them (core/metrics/checkpoint_size.h counts 14 bytes a parameter):
+    // readable without ptdp; a load rebuilds them from the masters.
+    if (compute != DType::f32) {
+      const Param& p = *owned[s.target].param;
+      const Tensor piece = p.value.view({p.value.numel()}).rows(s.piece.offset, s.piece.count);
+      host.emplace_back(static_cast<std::size_t>(s.piece.count));
+      ops.download_f32(piece, host.back().data());
+      weights.push_back(encode_f32(host.back().data(), host.back().size(), compute));
+      tensors.push_back({piece_tensor_name("weight", s.piece), compute, {s.piece.count}, weights.back().data()});
     }
     rec.pieces.push_back(s.piece);
   }

@@ -2,6 +2,7 @@
 #include "core/checkpoint/safetensors.h"
 
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -68,7 +69,42 @@ SafetensorsFile::Entry read_entry(const std::filesystem::path& path, const std::
   return e;
 }
 
+std::uint16_t f32_to_bf16(float f) {
+  const std::uint32_t u = std::bit_cast<std::uint32_t>(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((u >> 16) | 0x40);  // nan stays nan
+  return static_cast<std::uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+std::uint16_t f32_to_f16(float f) {
+  const std::uint32_t u = std::bit_cast<std::uint32_t>(f);
+  const std::uint16_t sign = static_cast<std::uint16_t>((u >> 16) & 0x8000u);
+  const std::uint32_t a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) return sign | 0x7e00u;                    // nan
+  if (a >= 0x477ff000u) return sign | 0x7c00u;                   // rounds past 65504: inf
+  if (a < 0x38800000u) {                                         // below 2^-14: subnormal (or zero)
+    const float scaled = std::bit_cast<float>(a) * 0x1p24f;      // units of 2^-24, exact
+    return sign | static_cast<std::uint16_t>(std::nearbyint(scaled));
+  }
+  const std::uint32_t r = a + 0xfffu + ((a >> 13) & 1u);         // round to nearest even at bit 13
+  return sign | static_cast<std::uint16_t>((r - 0x38000000u) >> 13);
+}
+
 }  // namespace
+
+std::vector<std::uint8_t> encode_f32(const float* values, std::size_t n, DType type) {
+  std::vector<std::uint8_t> out(n * dtype_size(type));
+  for (std::size_t i = 0; i < n; ++i) {
+    if (type == DType::f32) {
+      std::memcpy(out.data() + 4 * i, &values[i], 4);
+      continue;
+    }
+    if (type != DType::bf16 && type != DType::f16)
+      throw std::invalid_argument("encode_f32: " + safetensors_dtype(type) + " is not F32, BF16 or F16");
+    const std::uint16_t h = type == DType::bf16 ? f32_to_bf16(values[i]) : f32_to_f16(values[i]);
+    std::memcpy(out.data() + 2 * i, &h, 2);
+  }
+  return out;
+}
 
 std::string safetensors_dtype(DType t) {
   switch (t) {

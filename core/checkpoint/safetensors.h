@@ -72,6 +72,10 @@ class SafetensorsFile {
   std::map<std::string, std::string> metadata_;
 };
 
+// n fp32 values as little-endian bytes of `type` (F32, BF16 or F16; 16-bit by
+// round to nearest even, so values the type holds exactly stay exact).
+std::vector<std::uint8_t> encode_f32(const float* values, std::size_t n, DType type);
+
 // safetensors' dtype names: "F32", "F64", "BF16", "F16", "I32".
 std::string safetensors_dtype(DType t);
 

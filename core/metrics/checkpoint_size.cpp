@@ -24,7 +24,7 @@ int checkpoint_bytes_per_parameter(const MemoryTraits& tr) {
 std::int64_t CheckpointSize::saved_state(int pp_rank, int dp_rank) const {
   const auto r = static_cast<std::size_t>(pp_rank);
   if (!sharded_state) return dp_rank == 0 ? weight_bytes[r] + state_bytes[r] : 0;
-  return (dp_rank == 0 ? weight_bytes[r] : 0) + slice(state_bytes[r], dp, dp_rank);
+  return slice(weight_bytes[r] + state_bytes[r], dp, dp_rank);  // its owned pieces: weights and state
 }
 
 std::int64_t CheckpointSize::saved_by(int pp_rank, int dp_rank) const {

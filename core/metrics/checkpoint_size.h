@@ -12,8 +12,8 @@
 // rank saves what it holds), less the last stage's copy of the tied word
 // embedding, which equals the first stage's and is not saved.
 // Data-parallel replicas hold the same state, so one copy is saved: by
-// data-parallel rank 0, or, with the distributed optimizer, the weights by
-// rank 0 and the fp32 state (masters, m, v) by each rank, its 1/d.
+// data-parallel rank 0, or, with the distributed optimizer, by each rank its
+// 1/d: the weights and fp32 state of the pieces it owns.
 // Letters: t, p, d parallel sizes; r pipeline rank; k data-parallel rank.
 #pragma once
 #include <cstdint>

@@ -4,6 +4,7 @@
 // with the file named.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -44,6 +45,25 @@ TEST(Safetensors, RoundTripKeepsTensorsAndMetadata) {
   EXPECT_EQ(f.read_f32("b"), (std::vector<float>{1.0f, -2.0f, 0x1p-133f}));
   EXPECT_EQ(f.read_f32("h"), (std::vector<float>{1.0f, -2.0f, 0x1p-24f, 65504.0f}));
   EXPECT_THROW((void)f.entry("missing"), SafetensorsError);
+  std::filesystem::remove(path);
+}
+
+// 16-bit encoding rounds to nearest even and keeps every value the type holds exactly.
+TEST(Safetensors, SixteenBitEncodingRoundsToNearestEven) {
+  const std::vector<float> exact = {1.0f, -2.0f, 0.5f, 65504.0f, 0x1p-24f, 0x1p-14f, 0.0f, 1.5f};
+  const std::vector<float> halfway = {1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f, 70000.0f};  // f16: ties to even, past max
+  const auto path = temp_file("encode.safetensors");
+  const auto h1 = encode_f32(exact.data(), exact.size(), DType::f16), h2 = encode_f32(halfway.data(), halfway.size(), DType::f16);
+  const auto b1 = encode_f32(exact.data(), exact.size(), DType::bf16);
+  const std::vector<float> b_tie = {1.0f + 0x1p-8f};  // bf16: halfway between 1 and 1 + 2^-7, to 1
+  const auto b2 = encode_f32(b_tie.data(), 1, DType::bf16);
+  write_safetensors(path, {{"h1", DType::f16, {8}, h1.data()}, {"h2", DType::f16, {3}, h2.data()},
+                           {"b1", DType::bf16, {8}, b1.data()}, {"b2", DType::bf16, {1}, b2.data()}});
+  const SafetensorsFile f(path);
+  EXPECT_EQ(f.read_f32("h1"), exact);
+  EXPECT_EQ(f.read_f32("h2"), (std::vector<float>{1.0f, 1.0f + 4 * 0x1p-11f, INFINITY}));
+  EXPECT_EQ(f.read_f32("b1")[3], 65536.0f);  // 65504 is not a bf16 value: the nearest is 2^16
+  EXPECT_EQ(f.read_f32("b2"), (std::vector<float>{1.0f}));
   std::filesystem::remove(path);
 }
 
