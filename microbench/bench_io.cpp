@@ -31,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/checkpoint/durable_file.h"
 #include "core/metrics/build_info.h"
 #include "microbench/bench_setup.h"
 
@@ -68,20 +69,6 @@ IoOptions take_io_options(int& argc, char** argv) {
   return o;
 }
 
-// The filesystem type and mount point of `dir`: the longest mount point of
-// /proc/self/mounts that contains it.
-std::pair<std::string, std::string> filesystem_of(const std::filesystem::path& dir) {
-  std::ifstream mounts("/proc/self/mounts");
-  std::string device, point, type, rest, best_type = "unknown", best_point;
-  const std::string path = dir.string();
-  while (mounts >> device >> point >> type && std::getline(mounts, rest)) {
-    const bool contains = path == point || point == "/" ||
-                          (path.rfind(point, 0) == 0 && path.size() > point.size() && path[point.size()] == '/');
-    if (contains && point.size() >= best_point.size()) best_type = type, best_point = point;
-  }
-  return {best_type, best_point};
-}
-
 // What rank `rank` writes, chunk after chunk: bytes that depend on the rank.
 std::vector<char> chunk_of(int rank, std::int64_t bytes) {
   std::vector<char> c(static_cast<std::size_t>(bytes));
@@ -97,16 +84,16 @@ void check(bool ok, const std::string& what, const std::filesystem::path& path) 
   if (!ok) throw std::runtime_error(what + " " + path.string() + ": " + std::strerror(errno));
 }
 
-void fsync_path(const std::filesystem::path& path, int flags) {
-  const int fd = ::open(path.c_str(), flags);
+void drop_cache(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
   check(fd >= 0, "open", path);
-  check(::fsync(fd) == 0, "fsync", path);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
   ::close(fd);
 }
 
 // `shard` bytes of `chunk`s to a temporary name, fsync, rename, fsync the folder.
 void write_shard(const std::filesystem::path& path, const std::vector<char>& chunk, std::int64_t shard) {
-  const std::filesystem::path tmp = path.string() + ".tmp";
+  const std::filesystem::path tmp = staging_path(path);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   check(fd >= 0, "open", tmp);
   for (std::int64_t done = 0; done < shard;) {
@@ -115,19 +102,9 @@ void write_shard(const std::filesystem::path& path, const std::vector<char>& chu
     check(w > 0, "write", tmp);
     done += static_cast<std::int64_t>(w);
   }
-  check(::fsync(fd) == 0, "fsync", tmp);
-  // The pages are clean now: drop them, so a later read goes to the device.
-  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
   ::close(fd);
-  check(::rename(tmp.c_str(), path.c_str()) == 0, "rename", tmp);
-  fsync_path(path.parent_path(), O_RDONLY | O_DIRECTORY);
-}
-
-void drop_cache(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  check(fd >= 0, "open", path);
-  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-  ::close(fd);
+  commit_staged(tmp, path);  // fsync, rename, fsync the folder: the checkpoint's own code
+  drop_cache(path);          // the pages are clean now: a later read goes to the device
 }
 
 // Reads the shard back; how many of its chunks differ from what was written.
@@ -248,10 +225,10 @@ int main(int argc, char** argv) {
   const ptdp::bench::IoOptions o = ptdp::bench::take_io_options(argc, argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
-  const auto [type, mount] = ptdp::bench::filesystem_of(o.dir);
+  const ptdp::FilesystemInfo fs = ptdp::filesystem_of(o.dir);
   benchmark::AddCustomContext("ptdp_io_dir", o.dir.string());
-  benchmark::AddCustomContext("ptdp_io_filesystem", type);
-  benchmark::AddCustomContext("ptdp_io_mount", mount);
+  benchmark::AddCustomContext("ptdp_io_filesystem", fs.type);
+  benchmark::AddCustomContext("ptdp_io_mount", fs.mount_point);
   benchmark::AddCustomContext("ptdp_io_method", "write: temporary name, fsync, rename, fsync folder; read: after "
                                                 "posix_fadvise(DONTNEED); 4 MiB calls; GB/s = all ranks' bytes / wall time");
   benchmark::AddCustomContext("ptdp_commit", ptdp::build_commit());

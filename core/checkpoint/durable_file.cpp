@@ -2,7 +2,6 @@
 #include "core/checkpoint/durable_file.h"
 
 #include <fcntl.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -65,25 +64,18 @@ std::vector<std::uint8_t> read_file_bytes(const std::filesystem::path& path) {
   return bytes;
 }
 
-std::string filesystem_type(const std::filesystem::path& path) {
-  struct statfs st {};
-  if (::statfs(path.c_str(), &st) != 0) return "unknown";
-  struct Known {
-    unsigned long magic;
-    const char* name;
-  };
-  // Magic numbers of <linux/magic.h> (and Lustre's, GPFS's, BeeGFS's), spelled out to need no kernel headers.
-  static constexpr Known kKnown[] = {
-      {0xEF53, "ext4"},       {0x58465342, "xfs"},     {0x01021994, "tmpfs"},   {0x6969, "nfs"},
-      {0x0BD00BD0, "lustre"}, {0x794C7630, "overlay"}, {0x9123683E, "btrfs"},   {0x47504653, "gpfs"},
-      {0x19830326, "beegfs"}, {0x65735546, "fuse"},    {0x2FC12FC1, "zfs"},     {0x00C36400, "ceph"},
-      {0x5346544E, "ntfs"},   {0x4D44, "vfat"},        {0x858458F6, "ramfs"},   {0xFF534D42, "cifs"}};
-  const auto magic = static_cast<unsigned long>(st.f_type) & 0xFFFFFFFFul;
-  for (const Known& k : kKnown)
-    if (k.magic == magic) return k.name;
-  char hex[32];
-  std::snprintf(hex, sizeof hex, "unknown (0x%lx)", magic);
-  return hex;
+FilesystemInfo filesystem_of(const std::filesystem::path& path) {
+  std::error_code ec;
+  const std::string p = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec).string();
+  std::ifstream mounts("/proc/self/mounts");
+  std::string device, point, type, rest;
+  FilesystemInfo best;
+  while (mounts >> device >> point >> type && std::getline(mounts, rest)) {
+    const bool contains = p == point || point == "/" ||
+                          (p.rfind(point, 0) == 0 && p.size() > point.size() && p[point.size()] == '/');
+    if (contains && point.size() >= best.mount_point.size()) best = {type, point};
+  }
+  return best;
 }
 
 }  // namespace ptdp

@@ -25,8 +25,13 @@ void write_durably(const std::filesystem::path& path, const std::string& bytes);
 // The whole file. Throws std::runtime_error naming it when it cannot be read.
 std::vector<std::uint8_t> read_file_bytes(const std::filesystem::path& path);
 
-// The filesystem `path` lives on, by statfs's f_type: "ext4", "xfs", "tmpfs",
-// "nfs", "lustre", "overlay", ... or "unknown (0x...)".
-std::string filesystem_type(const std::filesystem::path& path);
+// The filesystem `path` lives on: the longest mount point of /proc/self/mounts
+// that contains it, and its type as the kernel names it ("ext4", "xfs",
+// "tmpfs", "nfs", "lustre", "overlay", ...; "unknown" when none matches).
+struct FilesystemInfo {
+  std::string type = "unknown", mount_point;
+};
+FilesystemInfo filesystem_of(const std::filesystem::path& path);
+inline std::string filesystem_type(const std::filesystem::path& path) { return filesystem_of(path).type; }
 
 }  // namespace ptdp

@@ -5,17 +5,7 @@
 
 namespace ptdp {
 
-namespace {
-
 using json = nlohmann::json;
-
-template <typename T>
-std::optional<T> get_or_null(const JsonAt& j, const char* key) {
-  const auto v = j.find(key);
-  return v ? std::optional<T>(v->get<T>()) : std::nullopt;
-}
-
-}  // namespace
 
 void set_checkpoint_interval(CheckpointMetrics& c, int every, double iteration_s) {
   c.every = every;
@@ -35,16 +25,16 @@ json to_json(const CheckpointMetrics& c) {
 CheckpointMetrics checkpoint_metrics_of(const JsonAt& j) {
   j.object();
   CheckpointMetrics c;
-  c.bytes_total = get_or_null<std::int64_t>(j, "bytes_total");
-  c.bytes_per_rank_max = get_or_null<std::int64_t>(j, "bytes_per_rank_max");
-  c.save_s = get_or_null<double>(j, "save_s");
-  c.load_s = get_or_null<double>(j, "load_s");
-  c.save_gbs = get_or_null<double>(j, "save_gbs");
-  c.load_gbs = get_or_null<double>(j, "load_gbs");
-  c.save_gbs_per_rank = get_or_null<double>(j, "save_gbs_per_rank");
-  c.load_gbs_per_rank = get_or_null<double>(j, "load_gbs_per_rank");
-  c.every = get_or_null<int>(j, "every");
-  c.save_share = get_or_null<double>(j, "save_share");
+  c.bytes_total = value_or_null<std::int64_t>(j, "bytes_total");
+  c.bytes_per_rank_max = value_or_null<std::int64_t>(j, "bytes_per_rank_max");
+  c.save_s = value_or_null<double>(j, "save_s");
+  c.load_s = value_or_null<double>(j, "load_s");
+  c.save_gbs = value_or_null<double>(j, "save_gbs");
+  c.load_gbs = value_or_null<double>(j, "load_gbs");
+  c.save_gbs_per_rank = value_or_null<double>(j, "save_gbs_per_rank");
+  c.load_gbs_per_rank = value_or_null<double>(j, "load_gbs_per_rank");
+  c.every = value_or_null<int>(j, "every");
+  c.save_share = value_or_null<double>(j, "save_share");
   if (const auto fs = j.find("filesystem")) c.filesystem = fs->value();
   return c;
 }

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/config/json_read.h"
 #include "core/metrics/output_files.h"
 
 namespace ptdp {
@@ -25,6 +26,12 @@ nlohmann::json or_null(const std::optional<T>& v) {
 template <typename T>
 nlohmann::json or_null(const std::vector<T>& v) {
   return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v);
+}
+// And back: the value at `key`, or nothing where it is null or absent.
+template <typename T>
+std::optional<T> value_or_null(const JsonAt& j, const char* key) {
+  const auto v = j.find(key);
+  return v ? std::optional<T>(v->get<T>()) : std::nullopt;
 }
 
 // {"commit", "compiler", "openblas", ...}: what built and links this program.

@@ -12,11 +12,6 @@ namespace {
 
 using json = nlohmann::json;
 
-std::optional<double> number_or_null(const JsonAt& j, const char* key) {
-  const auto v = j.find(key);
-  return v ? std::optional<double>(v->get<double>()) : std::nullopt;
-}
-
 template <typename T>
 std::vector<T> array_or_null(const JsonAt& j, const char* key) {
   std::vector<T> out;
@@ -38,9 +33,9 @@ MemoryBreakdown breakdown_of(const JsonAt& j) {
 BubbleFigures bubble_of(const JsonAt& m) {
   const JsonAt b = m.at("bubble").object();
   BubbleFigures out;
-  out.measured = number_or_null(b, "measured");
-  out.simulated = number_or_null(b, "simulated");
-  out.idle_share = number_or_null(b, "idle_share");
+  out.measured = value_or_null<double>(b, "measured");
+  out.simulated = value_or_null<double>(b, "simulated");
+  out.idle_share = value_or_null<double>(b, "idle_share");
   out.analytical = b.get<double>("analytical", 0);
   const JsonAt stage = b.at("per_stage").object();
   out.measured_per_stage = array_or_null<double>(stage, "measured");
