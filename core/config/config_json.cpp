@@ -18,6 +18,16 @@ const std::map<std::string, Recompute> kRecompute = {
 const std::map<std::string, Precision> kPrecision = {
     {"fp32", Precision::fp32}, {"bf16", Precision::bf16}, {"fp16", Precision::fp16}};
 const std::map<std::string, Attention> kAttention = {{"unfused", Attention::unfused}, {"flash", Attention::flash}};
+const std::map<std::string, Norm> kNorm = {{"layernorm", Norm::layernorm}, {"rmsnorm", Norm::rmsnorm}};
+const std::map<std::string, Activation> kActivation = {{"gelu", Activation::gelu}, {"swiglu", Activation::swiglu}};
+const std::map<std::string, Position> kPosition = {{"learned", Position::learned}, {"rope", Position::rope}};
+
+template <class E>
+std::string name_of(const std::map<std::string, E>& names, E value) {
+  for (const auto& [name, v] : names)
+    if (v == value) return name;
+  return "?";
+}
 
 void read_model(JsonFields& top, Model& m, ConfigErrors& errors) {
   const json* obj = top.object("model", true);
@@ -31,6 +41,13 @@ void read_model(JsonFields& top, Model& m, ConfigErrors& errors) {
   f.optional("ffn_hidden", m.ffn_hidden);
   f.optional("dropout", m.dropout);
   f.optional("vocab_pad_to", m.vocab_pad_to);
+  f.optional("kv_heads", m.kv_heads);
+  f.optional_enum("norm", m.norm, kNorm);
+  f.optional_enum("activation", m.activation, kActivation);
+  f.optional_enum("position", m.position, kPosition);
+  f.optional("rope_theta", m.rope_theta);
+  f.optional("bias", m.bias);
+  f.optional("tied_embeddings", m.tied_embeddings);
   f.reject_unknown();
 }
 
@@ -50,7 +67,11 @@ void read_plan(JsonFields& top, Plan& p, ConfigErrors& errors) {
   f.optional("sequence_parallel", p.sequence_parallel);
   f.optional("scatter_gather", p.scatter_gather);
   f.optional("tp_comm_overlap", p.tp_comm_overlap);
-  f.optional_enum("precision", p.precision, kPrecision);
+  if (const json* precision = f.value("precision"); precision != nullptr && *precision == "fp8")
+    f.error(f.field("precision"), "plan.precision=\"fp8\" is out of scope for now: ptdp trains and projects "
+                                  "fp32, bf16 and fp16 (FP8's scaling recipes are not modelled)");
+  else
+    f.optional_enum("precision", p.precision, kPrecision);
   f.optional("seed", p.seed);
   f.optional("fused_ops", p.fused_ops);
   f.optional_enum("attention", p.attention, kAttention);
@@ -89,23 +110,12 @@ ConfigRefused::ConfigRefused(ConfigErrors errors)
     : std::runtime_error(errors.empty() ? "config refused" : errors.front().message),
       errors_(std::move(errors)) {}
 
-std::string to_string(Recompute r) {
-  for (const auto& [name, value] : kRecompute)
-    if (value == r) return name;
-  return "?";
-}
-
-std::string to_string(Attention a) {
-  for (const auto& [name, value] : kAttention)
-    if (value == a) return name;
-  return "?";
-}
-
-std::string to_string(Precision p) {
-  for (const auto& [name, value] : kPrecision)
-    if (value == p) return name;
-  return "?";
-}
+std::string to_string(Recompute r) { return name_of(kRecompute, r); }
+std::string to_string(Attention a) { return name_of(kAttention, a); }
+std::string to_string(Precision p) { return name_of(kPrecision, p); }
+std::string to_string(Norm n) { return name_of(kNorm, n); }
+std::string to_string(Activation a) { return name_of(kActivation, a); }
+std::string to_string(Position p) { return name_of(kPosition, p); }
 
 Machine load_machine(const std::string& name, const std::filesystem::path& machines_dir) {
   if (const std::string why = file_name_problem(name); !why.empty())
@@ -152,6 +162,7 @@ Config config_from_json(const json& j, const std::filesystem::path& machines_dir
   top.reject_unknown();
   if (!errors.empty()) throw ConfigRefused(std::move(errors));
   if (c.model.ffn_hidden == 0 && c.model.hidden <= kMaxSize) c.model.ffn_hidden = c.model.ffn();  // else refused by validate()
+  if (c.model.kv_heads == 0) c.model.kv_heads = c.model.heads;
   return c;
 }
 

@@ -8,7 +8,9 @@ using nlohmann::json;
 json to_json(const Model& m) {
   return {{"layers", m.layers}, {"hidden", m.hidden},   {"heads", m.heads},
           {"seq_len", m.seq_len}, {"vocab", m.vocab}, {"ffn_hidden", m.ffn()}, {"dropout", m.dropout},
-          {"vocab_pad_to", m.vocab_pad_to}};
+          {"vocab_pad_to", m.vocab_pad_to}, {"kv_heads", m.kv()}, {"norm", to_string(m.norm)},
+          {"activation", to_string(m.activation)}, {"position", to_string(m.position)},
+          {"rope_theta", m.rope_theta}, {"bias", m.bias}, {"tied_embeddings", m.tied_embeddings}};
 }
 
 json to_json(const Plan& p) {

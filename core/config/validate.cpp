@@ -66,6 +66,26 @@ void check_model(const Model& m, Rules& r) {
   r.at_most("model.vocab_pad_to", m.vocab_pad_to, kMaxSize);
   r.divides("model.heads", m.heads, "model.hidden", m.hidden);
   r.in_range("model.dropout", m.dropout, 0, false, 1, true);
+  if (m.kv_heads != 0) r.size("model.kv_heads", m.kv_heads);
+  r.divides("model.kv_heads", m.kv_heads, "model.heads", m.heads);
+  if (m.position == Position::rope) {
+    r.in_range("model.rope_theta", m.rope_theta, 0, true, 1e12, false);
+    if (m.heads > 0 && m.hidden % m.heads == 0 && m.head_dim() % 2 != 0)
+      r.fail("model.position", "model.position=\"rope\" rotates pairs of a head's dimensions: the head dimension "
+                               "model.hidden/model.heads = " + std::to_string(m.head_dim()) + " must be even");
+  }
+}
+
+// Grouped-query attention over t: the key/value heads split over the
+// tensor-parallel ranks when t <= kv_heads, each replicated on t/kv_heads ranks otherwise.
+void check_kv_split(const Model& m, const Plan& p, Rules& r) {
+  const int g = m.kv();
+  if (p.tp <= 0 || g <= 0) return;
+  if (p.tp <= g) r.divides("plan.tp", p.tp, "model.kv_heads", g);
+  else if (p.tp % g != 0)
+    r.fail("model.kv_heads", "model.kv_heads=" + std::to_string(g) + " does not divide plan.tp=" +
+                                 std::to_string(p.tp) + " (more tensor-parallel ranks than key/value heads "
+                                 "replicate each of them on plan.tp/model.kv_heads ranks)");
 }
 
 void check_plan_sizes(const Plan& p, Rules& r) {
@@ -132,7 +152,9 @@ void check_layer_split(const Model& m, const Plan& p, Rules& r) {
 void check_splits(const Model& m, const Plan& p, Rules& r) {
   r.divides("plan.tp", p.tp, "model.heads", m.heads);
   r.divides("plan.tp", p.tp, "model.hidden", m.hidden);
-  r.divides("plan.tp", p.tp, "model.ffn_hidden", m.ffn());
+  r.divides("plan.tp", p.tp, m.activation == Activation::swiglu ? "model.ffn_hidden (swiglu)" : "model.ffn_hidden",
+            m.ffn());
+  check_kv_split(m, p, r);
   check_vocab_split(m, p, r);
   if (p.sequence_parallel) r.divides("plan.tp", p.tp, "model.seq_len (sequence_parallel)", m.seq_len);
   if (p.tp_comm_overlap && !p.sequence_parallel)

@@ -12,8 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-std::filesystem::path machines() { return std::filesystem::path(PTDP_SOURCE_DIR) / "sweeps" / "machines"; }
-
 json tiny() {
   return json::parse(R"({
     "model": {"layers": 2, "hidden": 64, "heads": 4, "seq_len": 16, "vocab": 128},
@@ -21,25 +19,9 @@ json tiny() {
     "machine": "cpu-host"})");
 }
 
-// The errors of reading (ConfigRefused) and validating `j` together.
-ConfigErrors problems(const json& j, int world = 0) {
-  try {
-    return validate(config_from_json(j, machines()), world);
-  } catch (const ConfigRefused& e) {
-    return e.errors();
-  }
-}
-
-// True when some error names `field` and its message contains every word in `words`.
-bool refused(const ConfigErrors& errors, const std::string& field, std::initializer_list<std::string> words = {}) {
-  for (const auto& e : errors) {
-    if (e.field != field) continue;
-    bool all = true;
-    for (const auto& w : words) all = all && e.message.find(w) != std::string::npos;
-    if (all) return true;
-  }
-  return false;
-}
+std::filesystem::path machines() { return test::machines_dir(); }
+ConfigErrors problems(const json& j, int world = 0) { return test::config_problems(j, world); }
+using test::refused;
 
 TEST(Config, TinyIsValidAndResolvesDefaults) {
   const Config c = config_from_json(tiny(), machines());
