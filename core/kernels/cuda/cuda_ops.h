@@ -122,6 +122,7 @@ class CudaOps final : public Ops {
   void attention_unfused_forward(const Tensor& q, const Tensor& kv, Tensor& out, Tensor& probs);
   void attention_unfused_backward(const Tensor& dout, const Tensor& q, const Tensor& kv, const Tensor& probs,
                                   Tensor& dq, Tensor& dkv);
+  void rope(Tensor& q, Tensor& kv, double theta, bool backward);  // rope_forward and rope_backward
   cuda::CudnnAttention& cudnn_attention();  // made on first use; throws in a build without cuDNN
 
   CudaOpsOptions options_;

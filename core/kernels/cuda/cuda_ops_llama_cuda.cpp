@@ -67,21 +67,18 @@ void CudaOps::swiglu_backward(const Tensor& dy, const Tensor& pre, Tensor& dpre)
   });
 }
 
-void CudaOps::rope_forward(Tensor& q, Tensor& kv, double theta) {
-  const cuda::AttentionShape x = cuda::attention_shape(q, kv, "rope_forward");
-  expect(x.d % 2 == 0, "rope_forward", "the head dim must be even");
-  with_type([&](auto tag) {
-    using T = decltype(tag);
-    cuda::rope_forward(typed<T>(q), typed<T>(kv), x.b, x.s, x.a, x.g, x.d, theta, stream_);
-  });
-}
+void CudaOps::rope_forward(Tensor& q, Tensor& kv, double theta) { rope(q, kv, theta, false); }
+void CudaOps::rope_backward(Tensor& dq, Tensor& dkv, double theta) { rope(dq, dkv, theta, true); }
 
-void CudaOps::rope_backward(Tensor& dq, Tensor& dkv, double theta) {
-  const cuda::AttentionShape x = cuda::attention_shape(dq, dkv, "rope_backward");
-  expect(x.d % 2 == 0, "rope_backward", "the head dim must be even");
+// Forward turns q and the k half of kv by +angle, backward dq and dk by −angle.
+void CudaOps::rope(Tensor& q, Tensor& kv, double theta, bool backward) {
+  const char* op = backward ? "rope_backward" : "rope_forward";
+  const cuda::AttentionShape x = cuda::attention_shape(q, kv, op);
+  expect(x.d % 2 == 0, op, "the head dim must be even");
   with_type([&](auto tag) {
     using T = decltype(tag);
-    cuda::rope_backward(typed<T>(dq), typed<T>(dkv), x.b, x.s, x.a, x.g, x.d, theta, stream_);
+    if (backward) cuda::rope_backward(typed<T>(q), typed<T>(kv), x.b, x.s, x.a, x.g, x.d, theta, stream_);
+    else cuda::rope_forward(typed<T>(q), typed<T>(kv), x.b, x.s, x.a, x.g, x.d, theta, stream_);
   });
 }
 

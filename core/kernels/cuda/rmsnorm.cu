@@ -11,6 +11,7 @@
 #include "core/kernels/cuda/cuda_check.h"
 #include "core/kernels/cuda/device_math.cuh"
 #include "core/kernels/cuda/kernels.h"
+#include "core/kernels/cuda/norm_rows.cuh"
 #include "core/kernels/cuda/reduce.cuh"
 #include "core/kernels/cuda/vec.cuh"
 #include "core/kernels/cuda/vector_plan.h"
@@ -18,15 +19,7 @@
 namespace ptdp::cuda {
 namespace {
 
-struct RmsnormConfig {
-  static constexpr int kThreads = 256;        // one block per row; threads stride over h
-  static constexpr int kMaxRowBlocks = 8192;  // grid-stride over rows beyond this
-  static constexpr int kVec = 8;              // 16-bit elements per 128-bit access
-  static constexpr int kColThreads = 32;      // dgamma: column threads of a tile (one warp)
-  static constexpr int kRowThreads = 8;       // dgamma: row threads of a tile
-  static constexpr int kMaxSlices = 128;      // dgamma: row slices (partial rows of the workspace)
-};
-using Cfg = RmsnormConfig;
+using Cfg = NormRowConfig;
 
 // y (n, h) = x·rstd·gamma, rstd = 1/sqrt(mean(x²) + eps).
 template <int W, class T>
@@ -34,12 +27,7 @@ __global__ void rmsnorm_forward_kernel(const T* x, const T* gamma, std::int64_t 
                                        float* rstd) {
   for (std::int64_t row = blockIdx.x; row < n; row += gridDim.x) {
     const T* xi = x + row * h;
-    float sq = 0.0f;
-    vec::for_each_row_chunk<W>(h, [&](std::int64_t j, auto) {
-      float v[W];
-      vec::load<W>(xi + j, v);
-      for (const float e : v) sq += e * e;
-    });
+    const float sq = thread_row_sum<W>(xi, h, SquareAbout{0.0f});
     const float r = 1.0f / sqrtf(dev::block_sum<Cfg::kThreads>(sq) / static_cast<float>(h) + eps);
     vec::for_each_row_chunk<W>(h, [&](std::int64_t j, auto) {
       float v[W], g[W];
@@ -82,41 +70,31 @@ __global__ void rmsnorm_dx_kernel(const T* dy, const T* x, const T* gamma, const
 }
 
 // Row blockIdx.y of partial (slices, h) = Σ over this slice's rows of dy·x·rstd,
-// for the block's kColThreads·W columns (vector_plan.h).
+// for the block's ColumnSumTile::kCols·W columns (vector_plan.h).
 template <int W, class T>
 __global__ void rmsnorm_dgamma_partials_kernel(const T* dy, const T* x, const float* rstd, std::int64_t n,
                                                std::int64_t h, float* partial) {
-  const std::int64_t col0 = (static_cast<std::int64_t>(blockIdx.x) * Cfg::kColThreads + threadIdx.x) * W;
+  const std::int64_t col0 = dev::tile_first_col<W>();
   float acc[W] = {};
-  if (col0 < h) {
-    const std::int64_t stride = slice_row_stride(gridDim.y, Cfg::kRowThreads);
-    for (std::int64_t r = slice_first_row(blockIdx.y, static_cast<int>(threadIdx.y), Cfg::kRowThreads); r < n;
-         r += stride) {
-      float d[W], v[W];
-      vec::load<W>(dy + r * h + col0, d);
-      vec::load<W>(x + r * h + col0, v);
-      const float rs = rstd[r];
-      for (int k = 0; k < W; ++k) acc[k] += d[k] * (v[k] * rs);
-    }
-  }
-  dev::store_column_partial<Cfg::kColThreads, Cfg::kRowThreads, W>(acc, col0, h, partial);
+  dev::for_each_slice_row(col0, n, h, [&](std::int64_t r) {
+    float d[W], v[W];
+    vec::load<W>(dy + r * h + col0, d);
+    vec::load<W>(x + r * h + col0, v);
+    const float rs = rstd[r];
+    for (int k = 0; k < W; ++k) acc[k] += d[k] * (v[k] * rs);
+  });
+  dev::store_column_partial<ColumnSumTile::kCols, ColumnSumTile::kRows, W>(acc, col0, h, partial);
 }
-
-unsigned row_blocks(std::int64_t n) { return dev::grid_blocks(n, 1, Cfg::kMaxRowBlocks); }
 
 template <class T>
 void launch_dgamma(const T* dy, const T* x, const float* rstd, std::int64_t n, std::int64_t h, float* dgamma,
                    cudaStream_t st) {
   const int w = row_width(Cfg::kVec, h, {{dy, sizeof(T)}, {x, sizeof(T)}});
-  const auto plan = column_partials_plan(n, h, w, Cfg::kColThreads, Cfg::kRowThreads, Cfg::kMaxSlices);
-  StreamScratch<float> partial(static_cast<std::size_t>(plan.workspace_floats), st);
-  const dim3 grid(static_cast<unsigned>(plan.col_tiles), static_cast<unsigned>(plan.slices));
-  const dim3 block(Cfg::kColThreads, Cfg::kRowThreads);
-  vec::dispatch_width<Cfg::kVec>(w, [&](auto width) {
-    rmsnorm_dgamma_partials_kernel<decltype(width)::value><<<grid, block, 0, st>>>(dy, x, rstd, n, h, partial.get());
+  column_sums(n, h, w, {dgamma}, st, [&](dim3 grid, dim3 block, float* partial, std::int64_t) {
+    vec::dispatch_width<Cfg::kVec>(w, [&](auto width) {
+      rmsnorm_dgamma_partials_kernel<decltype(width)::value><<<grid, block, 0, st>>>(dy, x, rstd, n, h, partial);
+    });
   });
-  PTDP_CUDA_CHECK_LAUNCH();
-  add_column_partials(partial.get(), plan.slices, h, dgamma, st);
 }
 
 }  // namespace
@@ -127,7 +105,7 @@ void rmsnorm_forward(const T* x, const T* gamma, std::int64_t n, std::int64_t h,
   if (n <= 0 || h <= 0) return;
   const int w = row_width(Cfg::kVec, h, {{x, sizeof(T)}, {gamma, sizeof(T)}, {y, sizeof(T)}});
   vec::dispatch_width<Cfg::kVec>(w, [&](auto width) {
-    rmsnorm_forward_kernel<decltype(width)::value><<<row_blocks(n), Cfg::kThreads, 0, st>>>(x, gamma, n, h, eps, y, rstd);
+    rmsnorm_forward_kernel<decltype(width)::value><<<norm_row_blocks(n), Cfg::kThreads, 0, st>>>(x, gamma, n, h, eps, y, rstd);
   });
   PTDP_CUDA_CHECK_LAUNCH();
 }
@@ -139,7 +117,7 @@ void rmsnorm_backward(const T* dy, const T* x, const T* gamma, const float* rstd
   launch_dgamma(dy, x, rstd, n, h, dgamma, st);  // first: dx may alias dy
   const int w = row_width(Cfg::kVec, h, {{dy, sizeof(T)}, {x, sizeof(T)}, {gamma, sizeof(T)}, {dx, sizeof(T)}});
   vec::dispatch_width<Cfg::kVec>(w, [&](auto width) {
-    rmsnorm_dx_kernel<decltype(width)::value><<<row_blocks(n), Cfg::kThreads, 0, st>>>(dy, x, gamma, rstd, n, h, dx);
+    rmsnorm_dx_kernel<decltype(width)::value><<<norm_row_blocks(n), Cfg::kThreads, 0, st>>>(dy, x, gamma, rstd, n, h, dx);
   });
   PTDP_CUDA_CHECK_LAUNCH();
 }
