@@ -79,8 +79,21 @@ template <class T> Tolerance attention_out(double s) { return reduction<T>(2 * s
 // rounded to T. u16·(1 + sqrt(4(s + d))) ≥ u16·(1 + √2·(√s + √d)): a length-s and
 // a length-d rounding with room for the second rounded intermediate.
 template <class T> Tolerance attention_grad(double s, double d) { return reduction<T>(4 * (s + d)); }
+// Grouped-query attention dk, dv: kv head j gathers the r = a/g query heads it
+// serves, a reduction over r·s terms in place of s: attention_grad(r·s, d).
+template <class T> Tolerance attention_kv_grad(double s, double d, double r) { return attention_grad<T>(r * s, d); }
 // cuDNN's softmax statistics (fp32 log-sum-exp of the scaled scores) against a
 // double reference: fp32 dot products of length d, then an fp32 sum of s terms.
 inline Tolerance attention_stats(double s, double d) { return fp32_reduction(s + d); }
+
+// RoPE (in place, x1·cos − x2·sin): fp32 math on exact inputs rounded once to
+// T (elementwise), plus the angle p·theta^(-2j/d) for p < s taken in fp32 on the
+// device (a few ulps of an angle up to s: ≤ 4·s·u32 rad) against the
+// reference's, times |x| ≤ 8 for N(0, 1) inputs: atol 32·s·u32. A wrong pair,
+// sign or position is off by |x|, far above it.
+template <class T> Tolerance rope(double s) {
+  const double e = 2 * unit_roundoff<T>();
+  return {e + 32 * s * unit_roundoff<float>(), e};
+}
 
 }  // namespace ptdp::gputest

@@ -2,7 +2,8 @@
 // statistics and optimizer state in fp32, on one stream of one GPU; GEMMs
 // through cuBLASLt, the other ops through ptdp's kernels (kernels.h). The
 // fused-operator switch picks fused or unfused bias+GeLU and scale+mask+softmax;
-// attention runs fused (flash) or unfused (GEMM, softmax, GEMM).
+// attention (grouped-query, g = a for multi-head) runs fused (flash: cuDNN's
+// SDPA) or unfused (GEMM, softmax, GEMM).
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -90,9 +91,17 @@ class CudaOps final : public Ops {
   double sum_squares_multi(const std::vector<const Tensor*>& xs) override;
   void accumulate_sum(const Tensor& x, Tensor& acc) override;
   double read_f64(const Tensor& scalar) override;
-  Tensor attention_forward(const Tensor& qkv, int heads, Tensor& out) override;
-  void attention_backward(const Tensor& dout, const Tensor& qkv, const Tensor& out, const Tensor& saved, int heads,
-                          Tensor& dqkv) override;
+  // Grouped-query attention (ops.h): q (b, s, a, d), kv (b, s, g, 2, d), out (b, s, a, d).
+  Tensor attention_forward(const Tensor& q, const Tensor& kv, Tensor& out) override;
+  void attention_backward(const Tensor& dout, const Tensor& q, const Tensor& kv, const Tensor& out,
+                          const Tensor& saved, Tensor& dq, Tensor& dkv) override;
+  void rmsnorm_forward(const Tensor& x, const Tensor& gamma, Tensor& y, Tensor& rstd) override;
+  void rmsnorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& rstd, Tensor& dx,
+                        Tensor& dgamma) override;
+  void swiglu_forward(const Tensor& pre, Tensor& y) override;
+  void swiglu_backward(const Tensor& dy, const Tensor& pre, Tensor& dpre) override;
+  void rope_forward(Tensor& q, Tensor& kv, double theta) override;
+  void rope_backward(Tensor& dq, Tensor& dkv, double theta) override;
   void ce_row_max(const Tensor& logits, Tensor& row_max) override;
   void ce_row_sum_exp(const Tensor& logits, const Tensor& row_max, Tensor& sum_exp) override;
   void ce_target_logit(const Tensor& logits, const Tensor& targets, std::int64_t vocab_start,
@@ -110,9 +119,10 @@ class CudaOps final : public Ops {
     else f(__half{});
   }
   void wait_for_stream(const char* what);
-  void attention_unfused_forward(const Tensor& qkv, int heads, Tensor& out, Tensor& probs);
-  void attention_unfused_backward(const Tensor& dout, const Tensor& qkv, const Tensor& probs, int heads,
-                                  Tensor& dqkv);
+  void attention_unfused_forward(const Tensor& q, const Tensor& kv, Tensor& out, Tensor& probs);
+  void attention_unfused_backward(const Tensor& dout, const Tensor& q, const Tensor& kv, const Tensor& probs,
+                                  Tensor& dq, Tensor& dkv);
+  void rope(Tensor& q, Tensor& kv, double theta, bool backward);  // rope_forward and rope_backward
   cuda::CudnnAttention& cudnn_attention();  // made on first use; throws in a build without cuDNN
 
   CudaOpsOptions options_;

@@ -1,9 +1,11 @@
 // Causal self-attention on tensor cores through cuDNN's fused SDPA (the C++
-// frontend's graph API): the fast path behind `"attention": "flash"`. Q, K and
-// V are read in place from the packed qkv and dQ, dK, dV written in place into
-// the packed dqkv, described by strides, so nothing is copied.
-// Letters: b micro-batch, s sequence, a heads on this rank, d head dim;
-// qkv, dqkv (b, s, a, 3, d); out, dout (b, s, a, d); stats (b, a, s) fp32, the
+// frontend's graph API): the fast path behind `"attention": "flash"`, with
+// grouped-query attention (cuDNN takes K and V with fewer heads than Q; query
+// head i reads kv head i/(a/g)). Q is read in place from q and K, V from kv,
+// dQ, dK, dV written in place into dq and dkv, described by strides, so
+// nothing is copied. Letters: b micro-batch, s sequence, a query heads and g
+// key/value heads on this rank, d head dim; q, dq, out, dout (b, s, a, d);
+// kv, dkv (b, s, g, 2, d), k then v of each head; stats (b, a, s) fp32, the
 // natural-log log-sum-exp of each row of scaled scores, kept for the backward.
 // Built only with cuDNN and its frontend (cudnn_attention_cudnn.cpp, PTDP_HAVE_CUDNN).
 #pragma once
@@ -19,7 +21,7 @@ namespace ptdp::cuda {
 
 // What a cached graph is built for: one forward and one backward graph per key.
 struct SdpaKey {
-  std::int64_t b = 0, s = 0, a = 0, d = 0;
+  std::int64_t b = 0, s = 0, a = 0, g = 0, d = 0;  // g kv heads, dividing a (g = a: multi-head)
   DType type = DType::bf16;    // bf16 or f16 (q, k, v, out and their gradients)
   bool deterministic = false;  // backward: cuDNN's deterministic algorithm (no atomics in dQ)
   auto operator<=>(const SdpaKey&) const = default;
@@ -41,10 +43,10 @@ class CudnnAttention {
 
   // out = softmax(q·kᵀ/sqrt(d), causal)·v; stats as above. `workspace` holds
   // forward_workspace_bytes(key) bytes (may be null when that is 0).
-  void forward(const SdpaKey& key, const void* qkv, void* out, float* stats, void* workspace);
-  // dqkv overwritten from dout, qkv, the forward's out and stats.
-  void backward(const SdpaKey& key, const void* qkv, const void* out, const void* dout, const float* stats,
-                void* dqkv, void* workspace);
+  void forward(const SdpaKey& key, const void* q, const void* kv, void* out, float* stats, void* workspace);
+  // dq, dkv overwritten from dout, q, kv, the forward's out and stats.
+  void backward(const SdpaKey& key, const void* q, const void* kv, const void* out, const void* dout,
+                const float* stats, void* dq, void* dkv, void* workspace);
 
   // Graphs built so far (forward and backward together): a repeated key builds none.
   int graphs_built() const;

@@ -1,8 +1,9 @@
 // cuDNN SDPA through the frontend's graph API (see cudnn_attention.h): one
 // forward and one backward graph per key, built once, cached with its
-// workspace size. Tensors are (b, a, s, d) views given by strides: q, k, v at
-// offsets 0, d, 2d of each packed (b, s, a, 3, d) row, so nothing is copied.
-// Letters: b micro-batch, s sequence, a heads on this rank, d head dim.
+// workspace size. Tensors are (b, heads, s, d) views given by strides: q (and
+// out) of (b, s, a, d), k and v at offsets 0 and d of each (b, s, g, 2, d) row
+// of kv, so nothing is copied. Letters: b micro-batch, s sequence, a query
+// heads and g key/value heads on this rank, d head dim.
 // The frontend's JSON serialization is unused: keep its bundled nlohmann/json
 // out of this translation unit (ptdp links its own).
 #define CUDNN_FRONTEND_SKIP_JSON_LIB
@@ -35,10 +36,11 @@ struct Built {
   std::int64_t workspace = 0;  // bytes
 };
 
-// Dims and strides (elements) of the (b, a, s, d) views.
+// Dims and strides (elements) of the (b, a, s, d) and (b, g, s, d) views.
 std::vector<std::int64_t> dims(const SdpaKey& k) { return {k.b, k.a, k.s, k.d}; }
-std::vector<std::int64_t> packed_strides(const SdpaKey& k) {  // in qkv, dqkv (b, s, a, 3, d)
-  return {k.s * k.a * 3 * k.d, 3 * k.d, k.a * 3 * k.d, 1};
+std::vector<std::int64_t> kv_dims(const SdpaKey& k) { return {k.b, k.g, k.s, k.d}; }
+std::vector<std::int64_t> kv_strides(const SdpaKey& k) {  // k or v in kv, dkv (b, s, g, 2, d)
+  return {k.s * k.g * 2 * k.d, 2 * k.d, k.g * 2 * k.d, 1};
 }
 std::vector<std::int64_t> out_strides(const SdpaKey& k) { return {k.s * k.a * k.d, k.d, k.a * k.d, 1}; }  // (b, s, a, d)
 std::vector<std::int64_t> stats_dims(const SdpaKey& k) { return {k.b, k.a, k.s, 1}; }
@@ -53,7 +55,10 @@ void check_key(const SdpaKey& k) {
   if (k.d % 8 != 0 || k.d > 256)
     throw std::invalid_argument("cuDNN attention needs a head dim (hidden / heads) that is a multiple of 8 and at "
                                 "most 256, not " + std::to_string(k.d));
-  if (k.b < 1 || k.s < 1 || k.a < 1) throw std::invalid_argument("cuDNN attention: empty shape");
+  if (k.b < 1 || k.s < 1 || k.a < 1 || k.g < 1) throw std::invalid_argument("cuDNN attention: empty shape");
+  if (k.a % k.g != 0)
+    throw std::invalid_argument("cuDNN attention: the kv heads (" + std::to_string(k.g) + ") do not divide the query "
+                                "heads (" + std::to_string(k.a) + ")");
 }
 
 // sm > 0: build for that compute capability instead of asking the device.
@@ -75,10 +80,10 @@ void mark_output(const TensorPtr& t, std::int64_t uid, std::vector<std::int64_t>
   t->set_output(true).set_uid(uid).set_dim(dim).set_stride(stride);
 }
 
-// q, k, v (b, a, s, d) inside the packed qkv.
+// q (b, a, s, d) of q; k, v (b, g, s, d) inside kv.
 std::array<TensorPtr, 3> qkv_inputs(fe::graph::Graph& g, const SdpaKey& k) {
-  return {input(g, "q", kQ, dims(k), packed_strides(k)), input(g, "k", kK, dims(k), packed_strides(k)),
-          input(g, "v", kV, dims(k), packed_strides(k))};
+  return {input(g, "q", kQ, dims(k), out_strides(k)), input(g, "k", kK, kv_dims(k), kv_strides(k)),
+          input(g, "v", kV, kv_dims(k), kv_strides(k))};
 }
 
 // out, stats = SDPA(q, k, v), causal, scale 1/sqrt(d).
@@ -111,9 +116,9 @@ std::shared_ptr<fe::graph::Graph> backward_graph(const SdpaKey& k, int sm = 0) {
                      .set_attn_scale(attn_scale(k))
                      .set_deterministic_algorithm(k.deterministic);
   auto [dq, dk, dv] = g->sdpa_backward(q, kk, v, o, d_o, stats, options);
-  mark_output(dq, kDQ, dims(k), packed_strides(k));
-  mark_output(dk, kDK, dims(k), packed_strides(k));
-  mark_output(dv, kDV, dims(k), packed_strides(k));
+  mark_output(dq, kDQ, dims(k), out_strides(k));
+  mark_output(dk, kDK, kv_dims(k), kv_strides(k));
+  mark_output(dv, kDV, kv_dims(k), kv_strides(k));
   return g;
 }
 
@@ -129,9 +134,11 @@ Built finish(std::shared_ptr<fe::graph::Graph> g, cudnnHandle_t handle) {
   return b;
 }
 
-// q, k, v (or dq, dk, dv) of the packed base: 0, d, 2d elements of 2 bytes into each row.
-void add_packed(std::unordered_map<std::int64_t, void*>& pack, const SdpaKey& k, const void* base, Uid first) {
-  for (int c = 0; c < 3; ++c) pack[first + c] = static_cast<char*>(const_cast<void*>(base)) + c * k.d * 2;
+// q, k, v (or dq, dk, dv): q itself, k and v at 0 and d elements of 2 bytes into each kv row.
+void add_qkv(std::unordered_map<std::int64_t, void*>& pack, const SdpaKey& k, const void* q, const void* kv,
+             Uid first) {
+  pack[first] = const_cast<void*>(q);
+  for (int c = 0; c < 2; ++c) pack[first + 1 + c] = static_cast<char*>(const_cast<void*>(kv)) + c * k.d * 2;
 }
 
 }  // namespace
@@ -177,20 +184,21 @@ std::int64_t CudnnAttention::forward_workspace_bytes(const SdpaKey& key) { retur
 std::int64_t CudnnAttention::backward_workspace_bytes(const SdpaKey& key) { return impl_->get(key, true).workspace; }
 int CudnnAttention::graphs_built() const { return impl_->built; }
 
-void CudnnAttention::forward(const SdpaKey& key, const void* qkv, void* out, float* stats, void* workspace) {
+void CudnnAttention::forward(const SdpaKey& key, const void* q, const void* kv, void* out, float* stats,
+                             void* workspace) {
   const Built& b = impl_->get(key, false);
   std::unordered_map<std::int64_t, void*> pack{{kO, out}, {kStats, stats}};
-  add_packed(pack, key, qkv, kQ);
+  add_qkv(pack, key, q, kv, kQ);
   impl_->execute(b, pack, workspace);
 }
 
-void CudnnAttention::backward(const SdpaKey& key, const void* qkv, const void* out, const void* dout,
-                              const float* stats, void* dqkv, void* workspace) {
+void CudnnAttention::backward(const SdpaKey& key, const void* q, const void* kv, const void* out, const void* dout,
+                              const float* stats, void* dq, void* dkv, void* workspace) {
   const Built& b = impl_->get(key, true);
   std::unordered_map<std::int64_t, void*> pack{
       {kO, const_cast<void*>(out)}, {kDO, const_cast<void*>(dout)}, {kStats, const_cast<float*>(stats)}};
-  add_packed(pack, key, qkv, kQ);
-  add_packed(pack, key, dqkv, kDQ);
+  add_qkv(pack, key, q, kv, kQ);
+  add_qkv(pack, key, dq, dkv, kDQ);
   impl_->execute(b, pack, workspace);
 }
 

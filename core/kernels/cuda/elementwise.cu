@@ -24,9 +24,6 @@ struct ElementwiseConfig {
   static constexpr int kThreads = 256;      // 1-D grid-stride kernels
   static constexpr int kMaxBlocks = 4096;   // enough to fill an H100 several times
   static constexpr int kVec16 = 8;          // 16-bit elements per 128-bit access
-  static constexpr int kColThreads = 32;    // bias_backward: column threads of a tile (one warp)
-  static constexpr int kRowThreads = 8;     // bias_backward: row threads of a tile
-  static constexpr int kMaxSlices = 128;    // bias_backward: row slices (partial rows of the workspace)
   static constexpr int kSumBlocks = 1024;   // sum_squares: blocks (partial sums), grid-stride beyond
 };
 using Cfg = ElementwiseConfig;
@@ -109,21 +106,17 @@ template <int W, class T> __global__ void bias_add_kernel(T* y, const T* bias, s
 }
 
 // partial (slices, m) row blockIdx.y = Σ of dy's rows in this slice, for the
-// block's kColThreads·W columns (layout: vector_plan.h ColumnPartialsPlan).
+// block's ColumnSumTile::kCols·W columns (layout: vector_plan.h ColumnPartialsPlan).
 template <int W, class T>
 __global__ void bias_backward_partials_kernel(const T* dy, std::int64_t rows, std::int64_t m, float* partial) {
-  const std::int64_t col0 = (static_cast<std::int64_t>(blockIdx.x) * Cfg::kColThreads + threadIdx.x) * W;
+  const std::int64_t col0 = dev::tile_first_col<W>();
   float acc[W] = {};
-  if (col0 < m) {
-    const std::int64_t stride = slice_row_stride(gridDim.y, Cfg::kRowThreads);
-    for (std::int64_t r = slice_first_row(blockIdx.y, static_cast<int>(threadIdx.y), Cfg::kRowThreads); r < rows;
-         r += stride) {
-      float d[W];
-      vec::load<W>(dy + r * m + col0, d);
-      for (int k = 0; k < W; ++k) acc[k] += d[k];
-    }
-  }
-  dev::store_column_partial<Cfg::kColThreads, Cfg::kRowThreads, W>(acc, col0, m, partial);
+  dev::for_each_slice_row(col0, rows, m, [&](std::int64_t r) {
+    float d[W];
+    vec::load<W>(dy + r * m + col0, d);
+    for (int k = 0; k < W; ++k) acc[k] += d[k];
+  });
+  dev::store_column_partial<ColumnSumTile::kCols, ColumnSumTile::kRows, W>(acc, col0, m, partial);
 }
 
 // partial[blockIdx.x] = Σ x² over this block's elements, in fp32.
@@ -210,15 +203,11 @@ template <class T> void bias_add(T* y, const T* bias, std::int64_t rows, std::in
 template <class T> void bias_backward(const T* dy, std::int64_t rows, std::int64_t m, float* dbias, cudaStream_t st) {
   if (rows <= 0 || m <= 0) return;
   const int w = row_width(Cfg::kVec16, m, {{dy, sizeof(T)}});
-  const auto plan = column_partials_plan(rows, m, w, Cfg::kColThreads, Cfg::kRowThreads, Cfg::kMaxSlices);
-  StreamScratch<float> partial(static_cast<std::size_t>(plan.workspace_floats), st);
-  const dim3 grid(static_cast<unsigned>(plan.col_tiles), static_cast<unsigned>(plan.slices));
-  const dim3 block(Cfg::kColThreads, Cfg::kRowThreads);
-  vec::dispatch_width<Cfg::kVec16>(w, [&](auto width) {
-    bias_backward_partials_kernel<decltype(width)::value><<<grid, block, 0, st>>>(dy, rows, m, partial.get());
+  column_sums(rows, m, w, {dbias}, st, [&](dim3 grid, dim3 block, float* partial, std::int64_t) {
+    vec::dispatch_width<Cfg::kVec16>(w, [&](auto width) {
+      bias_backward_partials_kernel<decltype(width)::value><<<grid, block, 0, st>>>(dy, rows, m, partial);
+    });
   });
-  PTDP_CUDA_CHECK_LAUNCH();
-  add_column_partials(partial.get(), plan.slices, m, dbias, st);
 }
 
 template <class T> void scale(T* x, std::int64_t n, float alpha, cudaStream_t st) {

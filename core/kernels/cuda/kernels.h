@@ -3,7 +3,8 @@
 // mirrors the fp32 reference of core/kernels/cpu (same layouts and meaning),
 // computes its grid, launches on `stream` and checks the launch.
 // Letters: n rows (tokens), h hidden, k/m linear in/out, Vt vocabulary shard,
-// b micro-batch, s sequence, a heads on this rank, d head dim.
+// b micro-batch, s sequence, a heads on this rank, g key/value heads, d head dim,
+// f the MLP width on this rank.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -53,6 +54,33 @@ void bias_residual_layernorm(const T* y, const T* bias, const T* residual, const
 template <class T>
 void layernorm_backward(const T* dy, const T* x, const T* gamma, const float* mean, const float* rstd, std::int64_t n,
                         std::int64_t h, T* dx, float* dgamma, float* dbeta, cudaStream_t st);
+
+// --- RMSNorm over h (rmsnorm.cu); rstd fp32 (n) ----------------------------------------
+// y (n, h) = x·rstd·gamma, rstd = 1/sqrt(mean(x²) + eps).
+template <class T>
+void rmsnorm_forward(const T* x, const T* gamma, std::int64_t n, std::int64_t h, float eps, T* y, float* rstd,
+                     cudaStream_t st);
+// dx (n, h) overwritten, may alias dy; dgamma (h, fp32) += Σ rows of dy·x·rstd
+// in a fixed order (no atomics: the same bits every run).
+template <class T>
+void rmsnorm_backward(const T* dy, const T* x, const T* gamma, const float* rstd, std::int64_t n, std::int64_t h,
+                      T* dx, float* dgamma, cudaStream_t st);
+
+// --- SwiGLU (swiglu.cu): pre (n, 2f) = [gate | up] per row, y (n, f) = silu(gate)·up ---
+template <class T> void swiglu_forward(const T* pre, std::int64_t n, std::int64_t f, T* y, cudaStream_t st);
+// dpre (n, 2f) overwritten from dy (n, f); may alias pre.
+template <class T>
+void swiglu_backward(const T* dy, const T* pre, std::int64_t n, std::int64_t f, T* dpre, cudaStream_t st);
+
+// --- rotary position embedding (rope.cu), in place, rotate-half ------------------------
+// q (b, s, a, d) and the k half of kv (b, s, g, 2, d): pairs (j, j + d/2) of
+// the token at position p turn by p·theta^(-2j/d); backward turns dq, dk back.
+template <class T>
+void rope_forward(T* q, T* kv, std::int64_t b, std::int64_t s, std::int64_t a, std::int64_t g, std::int64_t d,
+                  double theta, cudaStream_t st);
+template <class T>
+void rope_backward(T* dq, T* dkv, std::int64_t b, std::int64_t s, std::int64_t a, std::int64_t g, std::int64_t d,
+                   double theta, cudaStream_t st);
 
 // --- embedding (embedding.cu), vocabulary shard [vocab_start, +Vt) -------------------
 template <class T>

@@ -12,6 +12,7 @@
 #include "core/kernels/cuda/cuda_check.h"
 #include "core/kernels/cuda/device_math.cuh"
 #include "core/kernels/cuda/kernels.h"
+#include "core/kernels/cuda/norm_rows.cuh"
 #include "core/kernels/cuda/reduce.cuh"
 #include "core/kernels/cuda/vec.cuh"
 #include "core/kernels/cuda/vector_plan.h"
@@ -19,15 +20,7 @@
 namespace ptdp::cuda {
 namespace {
 
-struct LayernormConfig {
-  static constexpr int kThreads = 256;        // one block per row; threads stride over h
-  static constexpr int kMaxRowBlocks = 8192;  // grid-stride over rows beyond this
-  static constexpr int kVec = 8;              // 16-bit elements per 128-bit access
-  static constexpr int kColThreads = 32;      // dgamma/dbeta: column threads of a tile (one warp)
-  static constexpr int kRowThreads = 8;       // dgamma/dbeta: row threads of a tile
-  static constexpr int kMaxSlices = 128;      // dgamma/dbeta: row slices (partial rows of the workspace)
-};
-using Cfg = LayernormConfig;
+using Cfg = NormRowConfig;
 
 // One row of layernorm given this thread's partial sum of its chunks of xi
 // (h): mu = Σ x / h, r = 1/sqrt(var + eps) with var biased (second pass over
@@ -37,12 +30,7 @@ template <int W, class T>
 __device__ inline void normalise_row(const T* xi, float partial_sum, const T* gamma, const T* beta, std::int64_t h,
                                      float eps, T* yi, float* mean, float* rstd) {
   const float mu = dev::block_sum<Cfg::kThreads>(partial_sum) / static_cast<float>(h);
-  float sq = 0.0f;
-  vec::for_each_row_chunk<W>(h, [&](std::int64_t j, auto) {
-    float v[W];
-    vec::load<W>(xi + j, v);
-    for (const float e : v) sq += (e - mu) * (e - mu);
-  });
+  const float sq = thread_row_sum<W>(xi, h, SquareAbout{mu});
   const float var = dev::block_sum<Cfg::kThreads>(sq) / static_cast<float>(h);
   const float r = 1.0f / sqrtf(var + eps);
   vec::for_each_row_chunk<W>(h, [&](std::int64_t j, auto) {
@@ -65,12 +53,7 @@ __global__ void layernorm_forward_kernel(const T* x, const T* gamma, const T* be
                                          float eps, T* y, float* mean, float* rstd) {
   for (std::int64_t row = blockIdx.x; row < n; row += gridDim.x) {
     const T* xi = x + row * h;
-    float sum = 0.0f;
-    vec::for_each_row_chunk<W>(h, [&](std::int64_t j, auto) {
-      float v[W];
-      vec::load<W>(xi + j, v);
-      for (const float e : v) sum += e;
-    });
+    const float sum = thread_row_sum<W>(xi, h, RowValue{});
     normalise_row<W>(xi, sum, gamma, beta, h, eps, y + row * h, mean + row, rstd + row);
   }
 }
@@ -150,50 +133,37 @@ __global__ void layernorm_dx_kernel(const T* dy, const T* x, const T* gamma, con
 }
 
 // Row blockIdx.y of partial_g, partial_b (slices, h) = Σ over this slice's rows
-// of dy·xhat and dy, for the block's kColThreads·W columns (vector_plan.h).
+// of dy·xhat and dy, for the block's ColumnSumTile::kCols·W columns (vector_plan.h).
 template <int W, class T>
 __global__ void layernorm_dgamma_dbeta_partials_kernel(const T* dy, const T* x, const float* mean, const float* rstd,
                                                        std::int64_t n, std::int64_t h, float* partial_g,
                                                        float* partial_b) {
-  const std::int64_t col0 = (static_cast<std::int64_t>(blockIdx.x) * Cfg::kColThreads + threadIdx.x) * W;
+  const std::int64_t col0 = dev::tile_first_col<W>();
   float g_acc[W] = {}, b_acc[W] = {};
-  if (col0 < h) {
-    const std::int64_t stride = slice_row_stride(gridDim.y, Cfg::kRowThreads);
-    for (std::int64_t r = slice_first_row(blockIdx.y, static_cast<int>(threadIdx.y), Cfg::kRowThreads); r < n;
-         r += stride) {
-      float d[W], v[W];
-      vec::load<W>(dy + r * h + col0, d);
-      vec::load<W>(x + r * h + col0, v);
-      const float mu = mean[r], rs = rstd[r];
-      for (int k = 0; k < W; ++k) {
-        g_acc[k] += d[k] * ((v[k] - mu) * rs);
-        b_acc[k] += d[k];
-      }
+  dev::for_each_slice_row(col0, n, h, [&](std::int64_t r) {
+    float d[W], v[W];
+    vec::load<W>(dy + r * h + col0, d);
+    vec::load<W>(x + r * h + col0, v);
+    const float mu = mean[r], rs = rstd[r];
+    for (int k = 0; k < W; ++k) {
+      g_acc[k] += d[k] * ((v[k] - mu) * rs);
+      b_acc[k] += d[k];
     }
-  }
-  dev::store_column_partial<Cfg::kColThreads, Cfg::kRowThreads, W>(g_acc, col0, h, partial_g);
-  dev::store_column_partial<Cfg::kColThreads, Cfg::kRowThreads, W>(b_acc, col0, h, partial_b);
+  });
+  dev::store_column_partial<ColumnSumTile::kCols, ColumnSumTile::kRows, W>(g_acc, col0, h, partial_g);
+  dev::store_column_partial<ColumnSumTile::kCols, ColumnSumTile::kRows, W>(b_acc, col0, h, partial_b);
 }
-
-unsigned row_blocks(std::int64_t n) { return dev::grid_blocks(n, 1, Cfg::kMaxRowBlocks); }
 
 template <class T>
 void launch_dgamma_dbeta(const T* dy, const T* x, const float* mean, const float* rstd, std::int64_t n,
                          std::int64_t h, float* dgamma, float* dbeta, cudaStream_t st) {
   const int w = row_width(Cfg::kVec, h, {{dy, sizeof(T)}, {x, sizeof(T)}});
-  const auto plan = column_partials_plan(n, h, w, Cfg::kColThreads, Cfg::kRowThreads, Cfg::kMaxSlices);
-  StreamScratch<float> partial(2 * static_cast<std::size_t>(plan.workspace_floats), st);
-  float* partial_g = partial.get();
-  float* partial_b = partial.get() + plan.workspace_floats;
-  const dim3 grid(static_cast<unsigned>(plan.col_tiles), static_cast<unsigned>(plan.slices));
-  const dim3 block(Cfg::kColThreads, Cfg::kRowThreads);
-  vec::dispatch_width<Cfg::kVec>(w, [&](auto width) {
-    layernorm_dgamma_dbeta_partials_kernel<decltype(width)::value>
-        <<<grid, block, 0, st>>>(dy, x, mean, rstd, n, h, partial_g, partial_b);
+  column_sums(n, h, w, {dgamma, dbeta}, st, [&](dim3 grid, dim3 block, float* partial, std::int64_t stride) {
+    vec::dispatch_width<Cfg::kVec>(w, [&](auto width) {
+      layernorm_dgamma_dbeta_partials_kernel<decltype(width)::value>
+          <<<grid, block, 0, st>>>(dy, x, mean, rstd, n, h, partial, partial + stride);
+    });
   });
-  PTDP_CUDA_CHECK_LAUNCH();
-  add_column_partials(partial_g, plan.slices, h, dgamma, st);
-  add_column_partials(partial_b, plan.slices, h, dbeta, st);
 }
 
 }  // namespace
@@ -205,7 +175,7 @@ void layernorm_forward(const T* x, const T* gamma, const T* beta, std::int64_t n
   const int w = row_width(Cfg::kVec, h, {{x, sizeof(T)}, {gamma, sizeof(T)}, {beta, sizeof(T)}, {y, sizeof(T)}});
   vec::dispatch_width<Cfg::kVec>(w, [&](auto width) {
     layernorm_forward_kernel<decltype(width)::value>
-        <<<row_blocks(n), Cfg::kThreads, 0, st>>>(x, gamma, beta, n, h, eps, y, mean, rstd);
+        <<<norm_row_blocks(n), Cfg::kThreads, 0, st>>>(x, gamma, beta, n, h, eps, y, mean, rstd);
   });
   PTDP_CUDA_CHECK_LAUNCH();
 }
@@ -222,10 +192,10 @@ void bias_residual_layernorm(const T* y, const T* bias, const T* residual, const
   vec::dispatch_width<Cfg::kVec>(w, [&](auto width) {
     constexpr int W = decltype(width)::value;
     if (vector_inputs)
-      bias_residual_layernorm_kernel<W, true><<<row_blocks(n), Cfg::kThreads, 0, st>>>(
+      bias_residual_layernorm_kernel<W, true><<<norm_row_blocks(n), Cfg::kThreads, 0, st>>>(
           y, bias, residual, gamma, beta, n, h, eps, sum, ln, mean, rstd);
     else
-      bias_residual_layernorm_kernel<W, false><<<row_blocks(n), Cfg::kThreads, 0, st>>>(
+      bias_residual_layernorm_kernel<W, false><<<norm_row_blocks(n), Cfg::kThreads, 0, st>>>(
           y, bias, residual, gamma, beta, n, h, eps, sum, ln, mean, rstd);
   });
   PTDP_CUDA_CHECK_LAUNCH();
@@ -239,7 +209,7 @@ void layernorm_backward(const T* dy, const T* x, const T* gamma, const float* me
   const int w = row_width(Cfg::kVec, h, {{dy, sizeof(T)}, {x, sizeof(T)}, {gamma, sizeof(T)}, {dx, sizeof(T)}});
   vec::dispatch_width<Cfg::kVec>(w, [&](auto width) {
     layernorm_dx_kernel<decltype(width)::value>
-        <<<row_blocks(n), Cfg::kThreads, 0, st>>>(dy, x, gamma, mean, rstd, n, h, dx);
+        <<<norm_row_blocks(n), Cfg::kThreads, 0, st>>>(dy, x, gamma, mean, rstd, n, h, dx);
   });
   PTDP_CUDA_CHECK_LAUNCH();
 }
