@@ -118,8 +118,9 @@ int run(const ValidateArgs& args) {
 
 Command add_validate_command(CLI::App& app) {
   auto args = std::make_shared<ValidateArgs>();
-  CLI::App* sub = app.add_subcommand("validate", "Project the paper's experiments and compare with its published "
-                                                 "numbers (error per point, ordering, per experiment).");
+  CLI::App* sub = app.add_subcommand("validate", "Project the paper's experiments (or, --set modern, published runs "
+                                                 "from other sources) and compare with the published numbers (error "
+                                                 "per point, ordering, per experiment).");
   sub->add_option("sweeps", args->sweeps, "Sweep files (default: the set's: sweeps/*.json with a reference, or "
                                           "sweeps/modern/*.json)");
   sub->add_option("--set", args->set, "Which published runs: paper (the SC21 paper's experiments) or modern "

@@ -78,7 +78,7 @@ def modern_section(results_dir, out_dir):
              f"unstated choices), mean |error| {100 * o['mean_abs_error']:.1f}%, max "
              f"{100 * o['max_abs_error']:.1f}%. One machine profile per GPU kind, no per-run fitting; "
              f"docs/projection.md explains each source's gap.", "", f"![]({figure})", ""]
-    lines += table(["source", "title", "GPU", "runs", "metric", "mean |error|", "max |error|", "≤ 8%"],
+    lines += table(["source", "title", "GPU", "runs", "metric", "mean abs error", "max abs error", "mean ≤ 8%"],
                    _source_rows(doc)) + [""]
     lines += table(["source", "run", "published", "projected", "error"], _run_rows(doc)) + [""]
     if doc.get("h200"):
