@@ -56,6 +56,8 @@ for sweep in sweeps/*.json; do
 done
 echo "== paper ablation (each modelled mechanism off in turn)"
 "$ptdp" validate --ablate --out "$results/paper-ablation.json" || status=1
+echo "== modern validation (published runs from other sources: report/reference/modern-runs.json)"
+"$ptdp" validate --set modern --quiet --out "$results/modern-validation.json" | grep -E "points|modern set" || status=1
 echo "== report"
 /usr/bin/python3 report/build_report.py --results "$results" --out "$report"
 echo "reproduce: results in $results, report in $report/report.md"

@@ -5,21 +5,48 @@ namespace ptdp {
 
 namespace {
 double d(int x) { return static_cast<double>(x); }
+
+// Output width of the kv projection: keys and values of g heads, 2·g·d (GPT: 2h).
+std::int64_t kv_width(const Model& m) { return 2 * std::int64_t{m.kv()} * m.head_dim(); }
+// Matrices of the MLP: up and down (gelu), gate, up and down (swiglu).
+int mlp_matrices(const Model& m) { return m.activation == Activation::swiglu ? 3 : 2; }
+// Weights of one norm: gamma and beta (layernorm), gamma (rmsnorm).
+std::int64_t norm_weights(const Model& m) { return (m.norm == Norm::layernorm ? 2 : 1) * std::int64_t{m.hidden}; }
 }  // namespace
 
-double parameters_eq2(const Model& m) {
-  const double h = d(m.hidden), f = d(m.ffn());
-  const double per_layer = 4 * h * h + 2 * h * f + f + 9 * h;
-  return d(m.layers) * per_layer + (d(m.vocab) + d(m.seq_len)) * h;
+std::int64_t layer_parameter_count(const Model& m) {
+  const std::int64_t h = m.hidden, f = m.ffn(), kv = kv_width(m);
+  const std::int64_t weights = 2 * h * h + h * kv + mlp_matrices(m) * h * f;
+  // Biases: q, kv, out; the MLP's inner matrices (f each, gate and up for swiglu) and its out.
+  const std::int64_t biases = m.bias ? (h + kv + h) + (mlp_matrices(m) - 1) * f + h : 0;
+  return weights + biases + 2 * norm_weights(m);
+}
+
+std::int64_t embedding_parameter_count(const Model& m) {
+  const std::int64_t h = m.hidden, V = m.vocab;
+  const std::int64_t positions = m.position == Position::learned ? std::int64_t{m.seq_len} * h : 0;
+  const std::int64_t output = m.tied_embeddings ? 0 : V * h;
+  return V * h + positions + output + norm_weights(m);
 }
 
 std::int64_t parameter_count(const Model& m) {
-  return static_cast<std::int64_t>(parameters_eq2(m)) + 2 * static_cast<std::int64_t>(m.hidden);
+  return std::int64_t{m.layers} * layer_parameter_count(m) + embedding_parameter_count(m);
+}
+
+double parameters_eq2(const Model& m) { return static_cast<double>(parameter_count(m) - norm_weights(m)); }
+
+double layer_matmul_weights(const Model& m) {
+  const std::int64_t h = m.hidden, f = m.ffn();
+  return static_cast<double>(2 * h * h + h * kv_width(m) + mlp_matrices(m) * h * f);
+}
+
+double attention_scores_flops(const Model& m, double batch) {
+  const double s = d(m.seq_len), h = d(m.hidden);
+  return 4 * batch * s * s * h;
 }
 
 double layer_forward_flops(const Model& m, double batch) {
-  const double s = d(m.seq_len), h = d(m.hidden), f = d(m.ffn());
-  return 2 * batch * s * (4 * h * h + 2 * h * f) + 4 * batch * s * s * h;
+  return 2 * batch * d(m.seq_len) * layer_matmul_weights(m) + attention_scores_flops(m, batch);
 }
 
 double logit_flops(const Model& m, double batch) {
@@ -40,10 +67,9 @@ double model_flops(const Model& m, double batch, Recompute r) {
 
 double hardware_flops(const Model& m, double batch, Recompute r) {
   const double base = model_flops_no_recompute(m, batch);
-  const double s = d(m.seq_len), h = d(m.hidden);
   switch (r) {
     case Recompute::none: return base;
-    case Recompute::selective: return base + d(m.layers) * 4 * batch * s * s * h;
+    case Recompute::selective: return base + d(m.layers) * attention_scores_flops(m, batch);
     case Recompute::full: return base + d(m.layers) * layer_forward_flops(m, batch);
   }
   return base;

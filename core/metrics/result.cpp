@@ -127,6 +127,7 @@ json throughput_metrics(const Config& cfg, double iteration_s) {
                               {"eq3", model_flops_eq3(m, batch)},
                               {"no_recompute", model_flops_no_recompute(m, batch)},
                               {"hardware", hardware}};
+  j["model_flops_convention"] = kModelFlopsConvention;
   const double per_gpu = model_tflops_per_gpu(cfg, iteration_s);
   j["model_tflops_per_gpu"] = per_gpu;
   j["hardware_tflops_per_gpu"] = iteration_s > 0 ? hardware / (gpus * iteration_s) / 1e12 : 0.0;

@@ -98,7 +98,8 @@ nlohmann::json to_json(const RunResult& r);
 RunResult read_result(const nlohmann::json& j, const std::string& source = "result");
 
 // Throughput figures for an iteration time: flops_per_iteration (model, eq3,
-// no_recompute, hardware), model_tflops_per_gpu, hardware_tflops_per_gpu,
+// no_recompute, hardware) with model_flops_convention (what they count, see
+// flops.h), model_tflops_per_gpu, hardware_tflops_per_gpu,
 // aggregate_pflops, percent_of_peak (null without a peak for the precision),
 // tokens_per_s, sequences_per_s, peak_tflops_used, mfu and hfu (fractions of
 // the peak, null without one; see utilization() in flops.h) and "utilization"

@@ -7,6 +7,7 @@
 
 #include "core/sim/expected_error.h"
 #include "core/sweep/project_point.h"
+#include "core/sweep/sweep_results.h"
 
 namespace ptdp {
 
@@ -32,19 +33,28 @@ Config projected_config(Config cfg, const nlohmann::json& result) {
   return cfg;
 }
 
+// The figure compared: the metric of a point that fits, and with UnfitPoints::compare
+// also that of one ptdp's memory model says does not fit (its time is projected all the same).
+std::optional<double> compared_value(const Sweep& sweep, const PointOutcome& o, UnfitPoints unfit) {
+  if (o.status == PointStatus::ok) return o.value;
+  if (o.status == PointStatus::does_not_fit && unfit == UnfitPoints::compare) return metric_value(o.result, sweep.metric);
+  return std::nullopt;
+}
+
 }  // namespace
 
-ExperimentCheck check_against_paper(const Sweep& sweep, const Calibration* calibration) {
+ExperimentCheck check_against_paper(const Sweep& sweep, const Calibration* calibration, UnfitPoints unfit) {
   ExperimentCheck c;
-  c.name = sweep.name, c.reproduces = sweep.reproduces, c.metric = sweep.metric;
+  c.name = sweep.name, c.reproduces = sweep.reproduces, c.metric = sweep.metric, c.reference = sweep.reference;
   const auto t0 = std::chrono::steady_clock::now();
   for (const auto& point : sweep.points) {
     // Bare results: the expected errors are what this check produces.
     const PointOutcome o = project_point(sweep, point, calibration, Annotations::none);
     if (o.status == PointStatus::does_not_fit) c.unfit.push_back(point.series + " " + point.label + ": " + o.reason);
     if (o.status == PointStatus::refused) c.refused.push_back(point.series + " " + point.label + ": " + o.reason);
-    if (!point.paper || *point.paper == 0 || o.status != PointStatus::ok) continue;  // no relative error against 0
-    PointCheck p{point.series, point.label, o.status, *point.paper, *o.value, 0, o.result["plan"],
+    const std::optional<double> value = compared_value(sweep, o, unfit);
+    if (!point.paper || *point.paper == 0 || !value) continue;  // no relative error against 0
+    PointCheck p{point.series, point.label, o.status, *point.paper, *value, 0, o.result["plan"],
                  to_json(error_class(projected_config(point.config, o.result)))};
     p.error = (p.projected - p.paper) / p.paper;
     c.points.push_back(p);
@@ -63,6 +73,8 @@ nlohmann::json to_json(const ExperimentCheck& c) {
   for (const auto& p : c.points)
     points.push_back({{"series", p.series}, {"label", p.label}, {"paper", p.paper}, {"projected", p.projected},
                       {"error", p.error}, {"plan", p.plan}, {"class", p.error_class}});
+  for (std::size_t i = 0; i < c.points.size(); ++i)  // only under UnfitPoints::compare
+    if (c.points[i].status == PointStatus::does_not_fit) points[i]["fits"] = false;
   return {{"name", c.name},
           {"reproduces", c.reproduces},
           {"metric", c.metric},

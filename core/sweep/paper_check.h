@@ -4,6 +4,7 @@
 // published values differ by more than kOrderingMargin must come out in the
 // same order.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,7 @@ inline constexpr double kOrderingMargin = 0.05;
 
 struct PointCheck {
   std::string series, label;
-  PointStatus status = PointStatus::ok;
+  PointStatus status = PointStatus::ok;  // does_not_fit: compared under UnfitPoints::compare
   double paper = 0, projected = 0;
   double error = 0;  // (projected − paper) / paper
   nlohmann::json plan;
@@ -27,6 +28,7 @@ struct PointCheck {
 
 struct ExperimentCheck {
   std::string name, reproduces, metric;
+  std::string reference;           // the sweep's experiment id in its reference document
   std::vector<PointCheck> points;  // the points with a published value and a projection
   std::vector<std::string> unfit;  // points flagged does_not_fit (label, series, bytes)
   std::vector<std::string> refused;  // points whose plan breaks a rule (label, series, reason)
@@ -35,7 +37,13 @@ struct ExperimentCheck {
   double seconds = 0;  // wall time of the projections
 };
 
-ExperimentCheck check_against_paper(const Sweep& sweep, const Calibration* calibration);
+// Whether a point that ptdp's memory model says does not fit is compared all the same
+// (its iteration time is projected either way): the paper set skips them (listed in
+// `unfit`); the modern set compares them, its sources having run them, and marks them.
+enum class UnfitPoints : std::uint8_t { skip, compare };
+
+ExperimentCheck check_against_paper(const Sweep& sweep, const Calibration* calibration,
+                                    UnfitPoints unfit = UnfitPoints::skip);
 nlohmann::json to_json(const ExperimentCheck& check);
 
 }  // namespace ptdp

@@ -361,7 +361,10 @@ bool is_failure(PointStatus s) {
 }
 
 json load_reference_experiments() {
-  const auto file = std::filesystem::path(PTDP_SOURCE_DIR) / "report" / "reference" / "megatron-sc21.json";
+  return load_reference_experiments(std::filesystem::path(PTDP_SOURCE_DIR) / "report" / "reference" / "megatron-sc21.json");
+}
+
+json load_reference_experiments(const std::filesystem::path& file) {
   std::error_code ec;
   if (!std::filesystem::exists(file, ec)) return json::object();
   const json doc = read_json_file(file);

@@ -98,6 +98,8 @@ Sweep load_sweep(const std::filesystem::path& file, const std::filesystem::path&
 
 // The paper's "experiments" object shipped with the project.
 nlohmann::json load_reference_experiments();
+// The "experiments" object of a reference document (report/reference/*.json); {} when the file is absent.
+nlohmann::json load_reference_experiments(const std::filesystem::path& file);
 
 // "{plan.pp}"-style templates filled from a config JSON (and {"tag": {...}}); {point} is `index`.
 std::string fill_template(const std::string& text, const nlohmann::json& config, int index);
