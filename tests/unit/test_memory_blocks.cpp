@@ -8,6 +8,7 @@
 #include "core/metrics/checkpoint_size.h"
 #include "core/metrics/flops.h"
 #include "core/metrics/memory_model.h"
+#include "tests/llama_test_util.h"
 
 namespace ptdp {
 namespace {
@@ -16,12 +17,7 @@ namespace {
 Model small_llama() {
   Model m{2, 64, 8, 16, 128, 96};
   m.kv_heads = 2;
-  m.norm = Norm::rmsnorm;
-  m.activation = Activation::swiglu;
-  m.position = Position::rope;
-  m.bias = false;
-  m.tied_embeddings = false;
-  return m;
+  return test::llama_block(m);
 }
 
 Plan plan_with(int tp, int pp) {
