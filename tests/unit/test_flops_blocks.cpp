@@ -44,7 +44,7 @@ TEST(FlopsBlocks, Llama3ParameterCountsArePublished) {
 }
 
 TEST(FlopsBlocks, Llama3TrainingComputeIsSixNDPlusAttention) {
-  // Llama 3 paper, Section 3.3.1 / Table 4 context: 405B trained on 15.6T tokens
+  // Llama 3 paper, Section 1 (introduction): the 405B model pre-trained on 15.6T tokens
   // with 3.8e25 FLOPs, i.e. 6·N·D.
   const Model m = llama3_405b();
   const double N = static_cast<double>(parameter_count(m)), D = 15.6e12;
