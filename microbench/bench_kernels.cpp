@@ -9,12 +9,17 @@
 // backward are every op of a micro-batch (scripts/op_closure.py). On cuda the ops whose path plan.deterministic changes (embedding
 // backward, cuDNN attention, the layer) run again as "NAME/deterministic": the
 // ratio is what it costs.
+// A Llama-style block (model.h) adds its own ops at its shapes: RMSNorm, SwiGLU
+// and RoPE forward and backward (label "memory", so a calibration's bandwidth
+// includes them), q and kv GEMMs of grouped-query attention and fc1 of 2f/t
+// columns. An op a backend does not implement yet is a run with error_occurred.
 // Letters: n tokens of a micro-batch (b·s), h hidden, f MLP size / t, a heads / t,
-// d head dim, Vt vocabulary / t.
+// g kv heads on the rank, d head dim, Vt vocabulary / t.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -34,6 +39,17 @@ namespace ptdp::bench {
 namespace {
 
 double dbl(std::int64_t v) { return static_cast<double>(v); }
+
+// Runs `body`; an op a backend does not implement yet (Ops' transitional
+// defaults throw std::logic_error) skips this run with the reason, not the suite.
+template <class Body>
+void unless_unimplemented(benchmark::State& st, Body body) {
+  try {
+    body();
+  } catch (const std::logic_error& e) {
+    st.SkipWithError(e.what());
+  }
+}
 
 // Scratch each timed run overwrites first: on a GPU more than its L2; none on
 // the CPU, where training has its small working set warm (bench_timing.h).
@@ -85,17 +101,22 @@ class Suite {
   }
 
   void register_gemms() {
-    linear("qkv", x_.h, 3 * x_.a * x_.d);
+    if (cfg_.model.kv() == cfg_.model.heads) {
+      linear("qkv", x_.h, 3 * x_.a * x_.d);
+    } else {  // grouped-query attention: q and kv are two GEMMs on the same input
+      linear("q", x_.h, x_.a * x_.d);
+      linear("kv", x_.h, 2 * x_.g * x_.d);
+    }
     linear("proj", x_.a * x_.d, x_.h);
-    linear("fc1", x_.h, x_.f);
+    linear("fc1", x_.h, (cfg_.model.activation == Activation::swiglu ? 2 : 1) * x_.f);
     linear("fc2", x_.f, x_.h);
     linear("logits", x_.h, x_.vt);
   }
 
   // Attention of `variant` (its own ops: cuDNN's fused attention, or the unfused
-  // GEMM-softmax-GEMM path with fused or unfused softmax). TFLOP/s from the
-  // same full-square count 4·b·a·s²·d (backward 2×) for every variant, so the
-  // rates compare the paths directly.
+  // GEMM-softmax-GEMM path with fused or unfused softmax) on q (b, s, a, d) and
+  // kv (b, s, g, 2, d). TFLOP/s from the same full-square count 4·b·a·s²·d
+  // (backward 2×) for every variant, so the rates compare the paths directly.
   void attention(const std::string& name, Attention kind, bool fused_ops, bool deterministic = false) {
     Config c = cfg_;
     c.plan.attention = kind, c.plan.fused_ops = fused_ops, c.plan.deterministic = deterministic;
@@ -104,16 +125,20 @@ class Suite {
     for (const bool backward : {false, true})
       benchmark::RegisterBenchmark(("attention/" + name + (backward ? "_bwd" : "_fwd") + suffix(deterministic)).c_str(),
                                    [this, ops, label, backward](benchmark::State& st) {
-        const std::int64_t b = st.range(0), s = st.range(1), a = st.range(2), d = st.range(3);
-        Tensor qkv = random_tensor(*ops, {b, s, 3 * a * d}), out = ops->empty({b, s, a * d}), dqkv = ops->empty({b, s, 3 * a * d});
-        Tensor saved = ops->attention_forward(qkv, static_cast<int>(a), out);
+        const std::int64_t b = st.range(0), s = st.range(1), a = st.range(2), d = st.range(3), g = st.range(4);
+        Tensor q = random_tensor(*ops, {b, s, a, d}), kv = random_tensor(*ops, {b, s, g, 2, d});
+        Tensor out = ops->empty({b, s, a, d}), dq = ops->empty({b, s, a, d}), dkv = ops->empty({b, s, g, 2, d});
         const double flops = 4 * dbl(b) * dbl(a) * dbl(s) * dbl(s) * dbl(d) * (backward ? 2 : 1);
-        Timer timer(*ops, flush_bytes());
-        timer.run(st, {flops, 0, label}, peak_, [&] {
-          if (backward) ops->attention_backward(out, qkv, out, saved, static_cast<int>(a), dqkv);
-          else saved = ops->attention_forward(qkv, static_cast<int>(a), out);
+        unless_unimplemented(st, [&] {
+          Tensor saved = ops->attention_forward(q, kv, out);
+          Timer timer(*ops, flush_bytes());
+          timer.run(st, {flops, 0, label}, peak_, [&] {
+            if (backward) ops->attention_backward(out, q, kv, out, saved, dq, dkv);
+            else saved = ops->attention_forward(q, kv, out);
+          });
         });
-      })->Args({x_.b, x_.s, x_.a, x_.d})->ArgNames({"b", "s", "heads", "d"})->UseManualTime()->Unit(benchmark::kMillisecond);
+      })->Args({x_.b, x_.s, x_.a, x_.d, x_.g})->ArgNames({"b", "s", "heads", "d", "kv_heads"})
+        ->UseManualTime()->Unit(benchmark::kMillisecond);
   }
 
   void register_attention() {
@@ -222,7 +247,65 @@ class Suite {
     })->Args({x_.b, x_.s, x_.h, x_.vt})->ArgNames({"b", "s", "h", "Vt"})->UseManualTime()->Unit(benchmark::kMillisecond);
   }
 
+  // RMSNorm over (n, h): forward reads x, writes y; backward reads dy and x,
+  // writes dx; both touch rstd (n, fp32). gamma and its gradient are O(h).
+  void rmsnorm() {
+    for (const bool backward : {false, true})
+      benchmark::RegisterBenchmark(backward ? "rmsnorm/bwd" : "rmsnorm/fwd", [this, backward](benchmark::State& st) {
+        const std::int64_t n = st.range(0), h = st.range(1);
+        Tensor x = random_tensor(*ops_, {n, h}), g = random_tensor(*ops_, {h}), y = ops_->empty({n, h});
+        Tensor rstd = ops_->empty({n}, DType::f32), dg = ops_->zeros({h}, DType::f32);
+        const double bytes = (backward ? 3 : 2) * x_.e * dbl(n * h) + 4 * dbl(n);
+        unless_unimplemented(st, [&] {
+          ops_->rmsnorm_forward(x, g, y, rstd);
+          timer_.run(st, {0, bytes, "memory"}, peak_, [&] {
+            if (backward) ops_->rmsnorm_backward(y, x, g, rstd, y, dg);
+            else ops_->rmsnorm_forward(x, g, y, rstd);
+          });
+        });
+      })->Args({x_.n, x_.h})->ArgNames({"n", "h"})->UseManualTime()->Unit(benchmark::kMillisecond);
+  }
+
+  // SwiGLU on pre (n, 2f) = [gate | up]: forward reads pre, writes y (n, f)
+  // (3 arrays of (n, f)); backward reads dy and pre, writes dpre (5 arrays).
+  void swiglu() {
+    for (const bool backward : {false, true})
+      benchmark::RegisterBenchmark(backward ? "swiglu/bwd" : "swiglu/fwd", [this, backward](benchmark::State& st) {
+        const std::int64_t n = st.range(0), f = st.range(1);
+        Tensor pre = random_tensor(*ops_, {n, 2 * f}), y = ops_->empty({n, f}), dpre = ops_->empty({n, 2 * f});
+        const double bytes = (backward ? 5 : 3) * x_.e * dbl(n * f);
+        unless_unimplemented(st, [&] {
+          timer_.run(st, {0, bytes, "memory"}, peak_, [&] {
+            if (backward) ops_->swiglu_backward(y, pre, dpre);
+            else ops_->swiglu_forward(pre, y);
+          });
+        });
+      })->Args({x_.n, x_.f})->ArgNames({"n", "f"})->UseManualTime()->Unit(benchmark::kMillisecond);
+  }
+
+  // RoPE in place on q (b, s, a, d) and kv's k half (b, s, g, 2, d): reads and
+  // writes q and k, 2·n·(a + g)·d elements (backward the same on dq and dk).
+  void rope() {
+    for (const bool backward : {false, true})
+      benchmark::RegisterBenchmark(backward ? "rope/bwd" : "rope/fwd", [this, backward](benchmark::State& st) {
+        const std::int64_t b = st.range(0), s = st.range(1), a = st.range(2), d = st.range(3), g = st.range(4);
+        Tensor q = random_tensor(*ops_, {b, s, a, d}), kv = random_tensor(*ops_, {b, s, g, 2, d});
+        const double bytes = 2 * x_.e * dbl(b * s * (a + g) * d), theta = cfg_.model.rope_theta;
+        unless_unimplemented(st, [&] {
+          timer_.run(st, {0, bytes, "memory"}, peak_, [&] {
+            if (backward) ops_->rope_backward(q, kv, theta);
+            else ops_->rope_forward(q, kv, theta);
+          });
+        });
+      })->Args({x_.b, x_.s, x_.a, x_.d, x_.g})->ArgNames({"b", "s", "heads", "d", "kv_heads"})
+        ->UseManualTime()->Unit(benchmark::kMillisecond);
+  }
+
   void register_memory_bound() {
+    const Model& m = cfg_.model;
+    if (m.norm == Norm::rmsnorm) rmsnorm();
+    if (m.activation == Activation::swiglu) swiglu();
+    if (m.position == Position::rope) rope();
     for (const bool det : determinism_modes()) embedding_backward(det);
     layernorm();
     residual_layernorm(true);

@@ -18,14 +18,18 @@ struct RankDims {
   std::int64_t nr;  // token rows of the replicated tensors on this rank: n/t under
                     // sequence parallelism (core/model/token_split.h), else n
   std::int64_t h;   // hidden size (replicated over t)
-  std::int64_t f;   // MLP inner width on this rank, ffn/t
+  std::int64_t f;   // MLP inner width on this rank, ffn/t (SwiGLU: each of gate and up)
   std::int64_t a;   // attention heads on this rank, a/t
+  std::int64_t g;   // key/value heads on this rank: g/t when t <= g, else 1, that head
+                    // replicated on t/g ranks (grouped-query attention; GPT: g = a)
+  std::int64_t kv_copies;  // ranks holding each kv head: t/g when t > g, else 1
   std::int64_t d;   // head dim, h/a
   std::int64_t vt;  // padded vocabulary rows on this rank, V_padded/t
   int t;            // tensor-parallel size
   int e;            // bytes per element of the compute type
 
-  // Exact splits: config validation checks that t divides heads, hidden, ffn and padded V.
+  // Exact splits: config validation checks that t divides heads, hidden, ffn and padded V,
+  // and that t and g divide one another.
   RankDims(const Model& m, const Plan& p);
 };
 

@@ -29,29 +29,51 @@ std::int64_t attention_state_bytes(const RankDims& r, const MemoryTraits& tr) {
 
 }  // namespace
 
+namespace {
+
+// Widths (elements a token) of the split tensors of one layer on this rank.
+struct SplitWidths {
+  std::int64_t q;    // queries (and the attention output): a/t·d
+  std::int64_t kv;   // keys and values of g/t kv heads (one replicated head when t > g): 2·g_r·d
+  std::int64_t fc1;  // fc1's output: f/t (GeLU), gate and up 2f/t (SwiGLU)
+  std::int64_t f;    // the activation's output, fc2's input: f/t
+};
+
+SplitWidths split_widths(const Model& m, const RankDims& r) {
+  const std::int64_t q = r.a * r.d;
+  return {q, 2 * r.g * r.d, (m.activation == Activation::swiglu ? 2 : 1) * r.f, r.f};
+}
+
+// fp32 statistics a norm keeps a row: mean and rstd (layernorm), rstd (rmsnorm).
+std::int64_t norm_stat_bytes(const Model& m) { return m.norm == Norm::layernorm ? 8 : 4; }
+
+}  // namespace
+
 // LayerActs, per rank, e bytes an element unless fp32 is said (rows = n, or
 // n/t under sequence parallelism):
 //   x (rows, h), ln1.y (rows, h), x2 (rows, h), ln2.y (rows, h)    4·rows·h
-//   qkv (b, s, 3h/t), attn (b, s, h/t)                             4·n·h/t
-//   fc1 (b, s, f/t), gelu (b, s, f/t)                              2·n·f/t
-//   ln1 and ln2 mean and rstd (rows) fp32 each                     16·rows bytes
+//   q (b, s, a/t·d), kv (b, s, 2·g_r·d) after rope, attn (b, s, a/t·d)   n·(2q + kv)
+//     (GPT: qkv (b, s, 3h/t) and attn (b, s, h/t), 4·n·h/t)
+//   fc1 (b, s, f/t; SwiGLU 2f/t), gelu or swiglu out (b, s, f/t)   n·(fc1 + f/t)
+//   ln1 and ln2 statistics (rows) fp32: mean and rstd, or rstd     16 (8 rmsnorm)·rows bytes
 //   attn_saved, dropped under selective recompute                  attention_state_bytes
 // Full recompute keeps x only (LayerActs::drop_all_but_input).
 std::int64_t layer_activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr) {
   const RankDims r(m, p);
   const std::int64_t e = tr.weight_bytes, rows = r.nr;
   if (p.recompute == Recompute::full) return rows * r.h * e;
-  std::int64_t bytes = rows * (4 * r.h * e + 4 * 4) + r.n * (4 * r.h / r.t + 2 * r.f) * e;
+  const SplitWidths w = split_widths(m, r);
+  std::int64_t bytes = rows * (4 * r.h * e + 2 * norm_stat_bytes(m)) + r.n * (2 * w.q + w.kv + w.fc1 + w.f) * e;
   if (p.recompute == Recompute::none) bytes += attention_state_bytes(r, tr);
   return bytes;
 }
 
-// HeadActs: x (rows, h) and lnf.y (rows, h) with lnf's mean and rstd (rows)
+// HeadActs: x (rows, h) and lnf.y (rows, h) with lnf's statistics (rows)
 // fp32; logits (n, V'/t), row_max and sum_exp (n) fp32. The embedding keeps
 // nothing: its output is the first layer's x.
 std::int64_t head_activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr) {
   const RankDims r(m, p);
-  return r.nr * (2 * r.h * tr.weight_bytes + 2 * 4) + r.n * (r.vt * tr.weight_bytes + 2 * 4);
+  return r.nr * (2 * r.h * tr.weight_bytes + norm_stat_bytes(m)) + r.n * (r.vt * tr.weight_bytes + 2 * 4);
 }
 
 namespace {
@@ -75,14 +97,16 @@ ActivationBytes ptdp_formula(const Model& m, const Plan& p, const MemoryTraits& 
 double korthikanti_layer(const Model& m, const Plan& p, const MemoryTraits& tr, Recompute rc) {
   const RankDims r(m, p);
   const double n = static_cast<double>(r.n), h = static_cast<double>(r.h), t = r.t, e = tr.weight_bytes;
-  const double f = m.ffn(), heads = static_cast<double>(r.a);
+  const double heads = static_cast<double>(r.a);
   const bool dropout = m.dropout > 0;
   const double replicated_div = p.sequence_parallel ? t : 1.0;
   if (rc == Recompute::full) return e * n * h / replicated_div;
   // Inputs of the two layernorms, of QKV and of fc1 (full width), and two dropout masks.
   const double replicated = (4 * e * n * h + (dropout ? 2 * n * h : 0)) / replicated_div;
-  // Q, K, V and the projection input (h/t each), GeLU and fc2 inputs (f/t each).
-  const double split = e * n * (4 * h + 2 * f) / t;
+  // Q and the projection input (a/t·d each), K and V (g_r·d each), and the MLP's
+  // GeLU and fc2 inputs (f/t each) or SwiGLU's gate, up and fc2 inputs (3f/t).
+  const SplitWidths w = split_widths(m, r);
+  const double split = e * n * static_cast<double>(2 * w.q + w.kv + w.fc1 + w.f);
   double scores = 0;
   if (!tr.scores_materialized) scores = 4 * n * heads;  // fp32 log-sum-exp per (token, head)
   else if (rc == Recompute::none)  // softmax input, output and dropout mask
@@ -113,8 +137,9 @@ ActivationBytes activation_bytes(const Model& m, const Plan& p, const MemoryTrai
     default: throw std::invalid_argument("activation_bytes: unknown formula");
   }
   const RankDims r(m, p);
-  a.weight_grad_dy = r.n * (2 * r.h + 3 * r.h / r.t + r.f) * tr.weight_bytes;
-  a.weight_grad_x = r.n * (2 * r.h + r.h / r.t + r.f) * tr.weight_bytes;
+  const SplitWidths w = split_widths(m, r);
+  a.weight_grad_dy = r.n * (2 * r.h + w.q + w.kv + w.fc1) * tr.weight_bytes;
+  a.weight_grad_x = r.n * (2 * r.h + w.q + w.f) * tr.weight_bytes;
   return a;
 }
 

@@ -40,7 +40,8 @@ struct ActivationBytes {
   // What one decoder layer's zero-bubble W holds from its B (core/model/weight_grads.h):
   // each linear layer's output gradient, n·(2h + 3h/t + f/t)·e (qkv 3h/t, proj h,
   // fc1 f/t, fc2 h), and its forward input, n·(2h + h/t + f/t)·e (ln1 h, attn h/t,
-  // ln2 h, GeLU f/t): activations the layer kept anyway, or, under full
+  // ln2 h, GeLU f/t); for any block q a/t·d and kv 2·g_r·d for qkv, fc1 2f/t under
+  // SwiGLU: activations the layer kept anyway, or, under full
   // recompute, the recomputed ones, which W keeps past B.
   std::int64_t weight_grad_dy = 0;
   std::int64_t weight_grad_x = 0;
@@ -48,9 +49,10 @@ struct ActivationBytes {
 ActivationBytes activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr, ActivationFormula f);
 
 // ptdp's formula, one layer: at recompute none
-// n·((4h + 4h/t + 2f/t)·e + 16) + the attention state (see the .cpp per tensor).
+// n·((4h + 4h/t + 2f/t)·e + 16) + the attention state for the GPT block; for any
+// block n·((4h + 2·q + kv + fc1 + f/t)·e + stats) (see the .cpp per tensor).
 std::int64_t layer_activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr);
-// ptdp's formula, the output layer: n·((2h + V'/t)·e + 16).
+// ptdp's formula, the output layer: n·((2h + V'/t)·e + 16) (12 under rmsnorm).
 std::int64_t head_activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr);
 
 }  // namespace ptdp

@@ -46,7 +46,7 @@ CheckpointSize checkpoint_size(const Model& m, const Plan& p, const MemoryTraits
   const int state_per_parameter = c.bytes_per_parameter - tr.weight_bytes;
   // The last stage's copy of the tied word embedding (p > 1) equals the first
   // stage's after every step: it is not saved (core/checkpoint/checkpoint_save.cpp).
-  const std::int64_t tied_copy = p.pp > 1 ? m.padded_vocab() / p.tp * m.hidden : 0;
+  const std::int64_t tied_copy = p.pp > 1 && m.tied_embeddings ? m.padded_vocab() / p.tp * m.hidden : 0;
   for (int r = 0; r < p.pp; ++r) {
     const std::int64_t params = rank_parameter_count(m, p, r) - (r == p.pp - 1 ? tied_copy : 0);
     c.weight_bytes.push_back(params * tr.weight_bytes);

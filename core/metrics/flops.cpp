@@ -10,30 +10,32 @@ double d(int x) { return static_cast<double>(x); }
 std::int64_t kv_width(const Model& m) { return 2 * std::int64_t{m.kv()} * m.head_dim(); }
 // Matrices of the MLP: up and down (gelu), gate, up and down (swiglu).
 int mlp_matrices(const Model& m) { return m.activation == Activation::swiglu ? 3 : 2; }
-// Weights of one norm: gamma and beta (layernorm), gamma (rmsnorm).
-std::int64_t norm_weights(const Model& m) { return (m.norm == Norm::layernorm ? 2 : 1) * std::int64_t{m.hidden}; }
 }  // namespace
+
+std::int64_t norm_parameter_count(const Model& m) {
+  return (m.norm == Norm::layernorm ? 2 : 1) * std::int64_t{m.hidden};
+}
 
 std::int64_t layer_parameter_count(const Model& m) {
   const std::int64_t h = m.hidden, f = m.ffn(), kv = kv_width(m);
   const std::int64_t weights = 2 * h * h + h * kv + mlp_matrices(m) * h * f;
   // Biases: q, kv, out; the MLP's inner matrices (f each, gate and up for swiglu) and its out.
   const std::int64_t biases = m.bias ? (h + kv + h) + (mlp_matrices(m) - 1) * f + h : 0;
-  return weights + biases + 2 * norm_weights(m);
+  return weights + biases + 2 * norm_parameter_count(m);
 }
 
 std::int64_t embedding_parameter_count(const Model& m) {
   const std::int64_t h = m.hidden, V = m.vocab;
   const std::int64_t positions = m.position == Position::learned ? std::int64_t{m.seq_len} * h : 0;
   const std::int64_t output = m.tied_embeddings ? 0 : V * h;
-  return V * h + positions + output + norm_weights(m);
+  return V * h + positions + output + norm_parameter_count(m);
 }
 
 std::int64_t parameter_count(const Model& m) {
   return std::int64_t{m.layers} * layer_parameter_count(m) + embedding_parameter_count(m);
 }
 
-double parameters_eq2(const Model& m) { return static_cast<double>(parameter_count(m) - norm_weights(m)); }
+double parameters_eq2(const Model& m) { return static_cast<double>(parameter_count(m) - norm_parameter_count(m)); }
 
 double layer_matmul_weights(const Model& m) {
   const std::int64_t h = m.hidden, f = m.ffn();

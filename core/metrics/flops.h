@@ -30,6 +30,8 @@ inline constexpr const char* kModelFlopsConvention =
 // when the model has them, the two norms (layernorm: gamma and beta; rmsnorm:
 // gamma). GPT: 4h² + 2hf + f + 9h.
 std::int64_t layer_parameter_count(const Model& m);
+// Weights of one norm: gamma and beta (layernorm), gamma (rmsnorm).
+std::int64_t norm_parameter_count(const Model& m);
 // Word embedding (V×h), learned position embedding (s×h, none under rope), the
 // untied output layer (V×h, none when tied), the final norm.
 std::int64_t embedding_parameter_count(const Model& m);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/config/rank_dims.h"
+#include "core/metrics/flops.h"
 #include "core/model/chunk_layout.h"
 
 namespace ptdp {
@@ -16,15 +17,25 @@ MemoryTraits memory_traits(const Machine& machine, const Plan& plan) {
   return memory_traits(machine.device, plan.precision, plan.attention == Attention::flash);
 }
 
+std::int64_t layer_shard_parameter_count(const Model& m, const Plan& p) {
+  const RankDims r(m, p);
+  const std::int64_t h = r.h, q = r.a * r.d, kv = 2 * r.g * r.d, mats = m.activation == Activation::swiglu ? 3 : 2;
+  // Column-parallel q (q, h) and kv (kv, h), row-parallel out (h, q), the MLP's
+  // column-parallel fc1 ((mats-1)·f/t, h) and row-parallel fc2 (h, f/t).
+  const std::int64_t weights = h * (q + kv) + q * h + mats * h * r.f;
+  // Biases: q, kv and fc1 split; out's and fc2's (h) replicated.
+  const std::int64_t biases = m.bias ? q + kv + (mats - 1) * r.f + 2 * h : 0;
+  return weights + biases + 2 * norm_parameter_count(m);  // the two norms, replicated
+}
+
 std::int64_t chunk_parameter_count(const Model& m, const Plan& p, const ChunkLayout& l) {
-  const std::int64_t h = m.hidden, f = m.ffn(), t = p.tp, v = m.padded_vocab(), s = m.seq_len;
-  // Shards: QKV (3h/t)·h + 3h/t, proj h·h/t + h, MLP (f/t)·h + f/t + h·f/t + h, two layernorms 4h.
-  const std::int64_t per_layer = (3 * h * h + 3 * h + h * h + 2 * h * f + f) / t + 2 * h + 4 * h;
-  std::int64_t total = i64(l.num_layers) * per_layer;
-  if (l.has_embedding) total += v / t * h + s * h;
-  // Final layernorm; the tied word embedding's copy when the embedding is on another stage
-  // (both on one chunk only when p·v = 1).
-  if (l.has_head) total += 2 * h + (l.has_embedding ? 0 : v / t * h);
+  const std::int64_t h = m.hidden, t = p.tp, v = m.padded_vocab(), s = m.seq_len;
+  std::int64_t total = i64(l.num_layers) * layer_shard_parameter_count(m, p);
+  // Word embedding shard (V'/t, h); the learned position table (s, h), none under rope.
+  if (l.has_embedding) total += v / t * h + (m.position == Position::learned ? s * h : 0);
+  // Final norm; the output layer's shard: untied its own weights, tied a copy of the word
+  // embedding's when the embedding is on another stage (both on one chunk only when p·v = 1).
+  if (l.has_head) total += norm_parameter_count(m) + (m.tied_embeddings && l.has_embedding ? 0 : v / t * h);
   return total;
 }
 
@@ -104,9 +115,12 @@ long double memory_model_bound(const Model& m, const Plan& p) {
   const R h = m.hidden, a = m.heads, s = m.seq_len, l = m.layers;
   const R f = m.ffn_hidden > 0 ? R(m.ffn_hidden) : 4 * h;
   const R vocab = R(m.vocab) + std::max(m.vocab_pad_to, 1);  // above the padded vocabulary
-  const R params = (l + 2) * (4 * h * h + 2 * h * f + f + 10 * h) + vocab * h + s * h;
+  // MLP matrices (2 GeLU, 3 SwiGLU); kv (2·g·d) is at most 2h; an untied output layer doubles V·h.
+  const R mats = m.activation == Activation::swiglu ? 3 : 2;
+  const R params = (l + 2) * (4 * h * h + mats * h * f + (mats - 1) * f + 10 * h) +
+                   (m.tied_embeddings ? 1 : 2) * vocab * h + s * h;
   const R n = R(p.micro_batch) * s;
-  const R chunk = (l + 2) * n * 8 * (5 * h + f + vocab + 2 * a * s + 8);
+  const R chunk = (l + 2) * n * 8 * (5 * h + (mats - 1) * f + vocab + 2 * a * s + 8);
   const R alive = R(p.global_batch) / std::max(R(1), R(p.micro_batch) * R(p.dp)) * p.virtual_stages + 1;
   return 20 * params + alive * chunk;
 }

@@ -41,6 +41,9 @@ struct MemoryBreakdown {
 
 // Parameter elements held by pipeline rank `pp_rank` (one tensor-parallel shard).
 std::int64_t rank_parameter_count(const Model& m, const Plan& p, int pp_rank);
+// One decoder layer's shard on a tensor-parallel rank (kv replicated on t/g
+// ranks when t > g, norms and row-parallel biases replicated on every rank).
+std::int64_t layer_shard_parameter_count(const Model& m, const Plan& p);
 // The same for one chunk: its layers, and the embedding or head it holds.
 std::int64_t chunk_parameter_count(const Model& m, const Plan& p, const ChunkLayout& l);
 
@@ -71,7 +74,8 @@ std::vector<MemoryBreakdown> memory_per_stage(const Model& m, const Plan& p, con
 // 20 bytes a parameter element (weights, fp32 masters, gradients, two moments)
 // and, on a rank, every micro-batch's chunks alive at once (≤ m·v, plus one
 // layer recomputed), each with all l layers and the embedding and head, each
-// of those at most 8 bytes an element of (n, 5h + f + V' + 2·a·s + 8). In long
+// of those at most 8 bytes an element of (n, 5h + f + V' + 2·a·s + 8) (SwiGLU:
+// 2f for its gate and up). Parameters per layer at most 4h² + 3hf + 2f + 10h. In long
 // double from the raw fields, so it cannot overflow itself: memory_model()
 // counts in int64 and is asked only where this stays below 2^62.
 long double memory_model_bound(const Model& m, const Plan& p);

@@ -101,9 +101,11 @@ void CostModel::build_step_costs(const Config& cfg, const CommModel& comm, const
     // overlap_grad_reduce: the buckets reduced during the last backwards.
     if (p.overlap_grad_reduce && p.dp > 1) dp_overlap_.emplace_back(cfg, layer_, edges_, comm, dp, r);
   }
-  // Tied embedding: the word embedding shard summed between the first and last stage.
+  // Tied embedding: the word embedding shard summed between the first and last
+  // stage (an untied output layer has its own weights: nothing to sum).
   const double word = static_cast<double>(cfg.model.vocab) / p.tp * cfg.model.hidden * grad_bytes;
-  tied_reduce_ = p.pp > 1 ? comm.all_reduce(word, group_placement(topo, topo.embedding_group(0))) : 0.0;
+  const bool tied = p.pp > 1 && cfg.model.tied_embeddings;
+  tied_reduce_ = tied ? comm.all_reduce(word, group_placement(topo, topo.embedding_group(0))) : 0.0;
 }
 
 double CostModel::boundary_transfer(const Config& cfg, const CommModel& comm, const Topology& topo, int src,

@@ -7,6 +7,7 @@
 
 #include "core/metrics/flops.h"
 #include "core/metrics/result.h"
+#include "tests/llama_test_util.h"
 
 namespace ptdp {
 namespace {
@@ -23,12 +24,7 @@ Model llama3(int layers, int hidden, int ffn, int heads) {
   m.kv_heads = 8;
   m.seq_len = 8192;
   m.vocab = 128256;
-  m.norm = Norm::rmsnorm;
-  m.activation = Activation::swiglu;
-  m.position = Position::rope;
-  m.bias = false;
-  m.tied_embeddings = false;
-  return m;
+  return test::llama_block(m);
 }
 Model llama3_8b() { return llama3(32, 4096, 14336, 32); }
 Model llama3_70b() { return llama3(80, 8192, 28672, 64); }
@@ -48,7 +44,7 @@ TEST(FlopsBlocks, Llama3ParameterCountsArePublished) {
 }
 
 TEST(FlopsBlocks, Llama3TrainingComputeIsSixNDPlusAttention) {
-  // Llama 3 paper, Section 3.3.1 / Table 4 context: 405B trained on 15.6T tokens
+  // Llama 3 paper, Section 1 (introduction): the 405B model pre-trained on 15.6T tokens
   // with 3.8e25 FLOPs, i.e. 6·N·D.
   const Model m = llama3_405b();
   const double N = static_cast<double>(parameter_count(m)), D = 15.6e12;

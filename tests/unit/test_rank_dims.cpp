@@ -32,6 +32,23 @@ TEST(RankDims, Table1RowByHand) {
   EXPECT_EQ(RankDims(m, p).e, 4);
 }
 
+// Grouped-query attention: g kv heads split over t <= g, each replicated on t/g ranks when t > g.
+TEST(RankDims, KvHeadsSplitOrReplicated) {
+  Model m;
+  m.layers = 2, m.hidden = 4096, m.heads = 32, m.kv_heads = 8, m.seq_len = 128, m.vocab = 128256;
+  Plan p;
+  p.tp = 4;
+  EXPECT_EQ(RankDims(m, p).g, 2);
+  EXPECT_EQ(RankDims(m, p).kv_copies, 1);
+  p.tp = 16;
+  EXPECT_EQ(RankDims(m, p).g, 1);
+  EXPECT_EQ(RankDims(m, p).kv_copies, 2);
+  EXPECT_EQ(RankDims(m, p).a, 2);
+  m.kv_heads = 0;  // GPT: one kv head a query head
+  EXPECT_EQ(RankDims(m, p).g, 2);
+  EXPECT_EQ(RankDims(m, p).kv_copies, 1);
+}
+
 TEST(RankDims, ElementBytes) {
   EXPECT_EQ(element_bytes(Precision::fp32), 4);
   EXPECT_EQ(element_bytes(Precision::bf16), 2);
