@@ -105,13 +105,14 @@ class Suite {
       benchmark::RegisterBenchmark(("attention/" + name + (backward ? "_bwd" : "_fwd") + suffix(deterministic)).c_str(),
                                    [this, ops, label, backward](benchmark::State& st) {
         const std::int64_t b = st.range(0), s = st.range(1), a = st.range(2), d = st.range(3);
-        Tensor qkv = random_tensor(*ops, {b, s, 3 * a * d}), out = ops->empty({b, s, a * d}), dqkv = ops->empty({b, s, 3 * a * d});
-        Tensor saved = ops->attention_forward(qkv, static_cast<int>(a), out);
+        Tensor q = random_tensor(*ops, {b, s, a, d}), kv = random_tensor(*ops, {b, s, a, 2, d});
+        Tensor out = ops->empty({b, s, a, d}), dq = ops->empty({b, s, a, d}), dkv = ops->empty({b, s, a, 2, d});
+        Tensor saved = ops->attention_forward(q, kv, out);
         const double flops = 4 * dbl(b) * dbl(a) * dbl(s) * dbl(s) * dbl(d) * (backward ? 2 : 1);
         Timer timer(*ops, flush_bytes());
         timer.run(st, {flops, 0, label}, peak_, [&] {
-          if (backward) ops->attention_backward(out, qkv, out, saved, static_cast<int>(a), dqkv);
-          else saved = ops->attention_forward(qkv, static_cast<int>(a), out);
+          if (backward) ops->attention_backward(out, q, kv, out, saved, dq, dkv);
+          else saved = ops->attention_forward(q, kv, out);
         });
       })->Args({x_.b, x_.s, x_.a, x_.d})->ArgNames({"b", "s", "heads", "d"})->UseManualTime()->Unit(benchmark::kMillisecond);
   }

@@ -3,7 +3,7 @@
 // projection, the f/g conjugate all-reduces between them. The block is GPT's
 // (layernorm, GeLU, learned positions outside, biases) or Llama's (RMSNorm,
 // SwiGLU, RoPE on q and k, grouped-query attention, no biases), or a mix, as
-// the Model's architecture fields say (docs/llama_block.md).
+// the Model's architecture fields say (docs/llama-block.md).
 // Letters: b micro-batch, s sequence, h hidden, a heads, g kv heads, d head
 // dim, f MLP inner size, t tensor-parallel size; a_t = a/t query heads and
 // g_t = g/t kv heads on this rank (g_t = 1 when t > g: the kv head of its
