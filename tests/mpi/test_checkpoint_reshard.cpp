@@ -91,6 +91,13 @@ TEST_P(CheckpointReshard, ContinuesTheUninterruptedRun) {
   if (world.rank() == 0) fs::remove_all(dir);
   world.barrier();
   on_first_ranks(c.saved.t * c.saved.p * c.saved.d, [&](Communicator& sub) { reshard_train(c.saved, sub, 0, kReshardSaveAt, {}, dir); });
+  if (world.rank() == 0) {  // every element of a kv weight written once, shared or split
+    std::int64_t written = 0, full = 0;
+    for (const ShardRecord& r : read_manifest(resolve_checkpoint(dir) / kManifestName).shards)
+      for (const ShardPiece& piece : r.pieces)
+        if (piece.param == "layers.0.kv.weight") written += piece.count, full = shape_numel(piece.full_shape);
+    EXPECT_EQ(written, full);
+  }
   on_first_ranks(c.loaded.t * c.loaded.p * c.loaded.d, [&](Communicator& sub) {
     const std::vector<double> losses = reshard_train(c.loaded, sub, kReshardSaveAt, kReshardIterations, dir, {});
     for (std::size_t i = 0; i < losses.size(); ++i) {
