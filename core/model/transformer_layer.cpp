@@ -17,6 +17,7 @@
 #include "core/model/transformer_layer.h"
 
 #include "core/model/kv_sharing.h"
+#include "core/model/qkv_init.h"
 
 namespace ptdp {
 
@@ -42,9 +43,10 @@ TransformerLayer::TransformerLayer(ModelContext& ctx, int layer_index)
     return m.bias ? make(name, std::move(shape), shard, Init::zeros, 0, false) : nullptr;
   };
   const float std = ctx.init_std(), out_std = ctx.residual_init_std();
-  q_w_ = make("q.weight", {m.heads * d, h}, rows, Init::normal, std, true);
+  q_w_ = make("q.weight", {m.heads * d, h}, rows, Init::zeros, 0, true);
   q_b_ = make_bias("q.bias", {m.heads * d}, rows);
-  kv_w_ = make("kv.weight", {g * 2 * d, h}, kv, Init::normal, std, true);
+  kv_w_ = make("kv.weight", {g * 2 * d, h}, kv, Init::zeros, 0, true);
+  init_q_kv(ctx, p + "qkv.weight", std, *q_w_, *kv_w_);  // GPT-2's fused QKV draws
   kv_b_ = make_bias("kv.bias", {g * 2 * d}, kv);
   proj_w_ = make("proj.weight", {h, m.heads * d}, cols, Init::normal, out_std, true);
   proj_b_ = make_bias("proj.bias", {h}, rep);
