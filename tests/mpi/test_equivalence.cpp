@@ -18,6 +18,7 @@
 #include "core/data/token_source.h"
 #include "core/kernels/cpu/cpu_ops.h"
 #include "core/runtime/trainer.h"
+#include "tests/cpu_training_util.h"
 #include "tests/equivalence_config.h"
 #include "tests/mpi/mpi_env.h"
 
@@ -79,21 +80,13 @@ struct Reference {
 
 Reference run_reference(bool llama) {
   Reference r;
-  Config cfg = base_config(llama);
-  CpuAllocator alloc;
-  CpuOps ops(alloc);
-  SingleRankCommunicator world;
-  ProcessGroups groups = make_process_groups(world, {1, 1, 1, 8});
-  auto data = make_synthetic_source(cfg.model.vocab, cfg.plan.seed);
-  Trainer trainer(cfg, ops, groups, *data);
-  for (int i = 0; i < kIterations; ++i) {
-    r.losses.push_back(trainer.step(i).loss);
-    if (i > 0) continue;
+  r.losses = test::cpu_train_losses(base_config(llama), kIterations, [&](Trainer& trainer, int i) {
+    if (i > 0) return;
     for (const Param* p : trainer.model().params()) {
       const float* v = p->value.data<float>();
       r.after_first[p->name].assign(v, v + p->value.numel());
     }
-  }
+  });
   return r;
 }
 
