@@ -48,6 +48,8 @@ int run(const ExportArgs& args) {
   for (auto& e : check_outputs(outputs)) errors.push_back(std::move(e));
   if (cfg)
     for (auto& e : checkpoint_problems(args.load, *cfg, "--load")) errors.push_back(std::move(e));
+  if (cfg)
+    for (auto& e : hf_gpt2_block_problems(cfg->model, "--format hf-gpt2")) errors.push_back(std::move(e));
   if (!errors.empty()) {
     print_refused("export", errors);
     return kExitRefused;

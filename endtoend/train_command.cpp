@@ -38,6 +38,9 @@ ConfigErrors check_train_args(const TrainArgs& a, const Config& cfg) {
   if (!(a.comm_timeout_s > 0)) e.push_back({"--comm-timeout", "--comm-timeout must be positive"});
   if (!a.fault.empty() && !parse_fault(a.fault))
     e.push_back({"--fault", "--fault=" + a.fault + " is not KIND:RANK:ITERATION with KIND kill, hang, oom, alloc or nan"});
+  for (const auto& [option, value] : {std::pair{"--init-hf", &a.init_hf}, {"--export-hf", &a.export_hf}})
+    if (!value->empty())
+      for (auto& err : hf_gpt2_block_problems(cfg.model, option)) e.push_back(std::move(err));
   return e;
 }
 

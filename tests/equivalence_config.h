@@ -24,4 +24,17 @@ inline Config equivalence_config() {
   return c;
 }
 
+// The same sizes with the Llama block (endtoend/configs/tiny-llama.json's):
+// 2 kv heads of 4 (grouped-query; at t = 4 each kv head is shared by 2 ranks),
+// RMSNorm, SwiGLU of inner width 96, RoPE, no biases, an untied output layer.
+inline void use_llama_block(Model& m) {
+  m.kv_heads = 2;
+  m.ffn_hidden = 96;
+  m.norm = Norm::rmsnorm;
+  m.activation = Activation::swiglu;
+  m.position = Position::rope;
+  m.bias = false;
+  m.tied_embeddings = false;
+}
+
 }  // namespace ptdp::test

@@ -26,14 +26,16 @@ struct SavedPiece {
 // What this rank writes: without the distributed optimizer the state is
 // replicated over d, so data-parallel rank 0 writes it; with it, every rank
 // its owned pieces. The last stage's copy of the tied word embedding is the
-// first stage's (same gradient, same update): never written.
+// first stage's (same gradient, same update): never written; nor is a shard
+// held by several tensor-parallel ranks (a shared kv head, kv_sharing.h)
+// on any but the one that counts it.
 std::vector<SavedPiece> pieces_to_save(Trainer& t) {
   std::vector<SavedPiece> out;
   if (!t.config().plan.distributed_optimizer && t.groups().coord.dp != 0) return out;
   const std::vector<OwnedPiece> pieces = t.state_pieces();
   for (std::size_t i = 0; i < pieces.size(); ++i) {
     const Param& p = *pieces[i].param;
-    if (p.tied_copy) continue;
+    if (p.tied_copy || (p.shard.dim >= 0 && !p.count_in_norm)) continue;
     out.push_back({{p.name, p.full_shape, p.shard, pieces[i].param_offset, pieces[i].count}, i});
   }
   return out;

@@ -17,8 +17,10 @@ void add_hf_layer(std::vector<HfTensorMap>& out, int i, std::int64_t h, std::int
   };
   add("ln1.weight", "ln_1.weight", {h}, {h}, HfLayout::same);
   add("ln1.bias", "ln_1.bias", {h}, {h}, HfLayout::same);
-  add("qkv.weight", "attn.c_attn.weight", {3 * h, h}, {h, 3 * h}, HfLayout::qkv_weight);
-  add("qkv.bias", "attn.c_attn.bias", {3 * h}, {3 * h}, HfLayout::qkv_bias);
+  add("q.weight", "attn.c_attn.weight", {h, h}, {h, 3 * h}, HfLayout::q_weight);
+  add("q.bias", "attn.c_attn.bias", {h}, {3 * h}, HfLayout::q_bias);
+  add("kv.weight", "attn.c_attn.weight", {2 * h, h}, {h, 3 * h}, HfLayout::kv_weight);
+  add("kv.bias", "attn.c_attn.bias", {2 * h}, {3 * h}, HfLayout::kv_bias);
   add("proj.weight", "attn.c_proj.weight", {h, h}, {h, h}, HfLayout::transposed);
   add("proj.bias", "attn.c_proj.bias", {h}, {h}, HfLayout::same);
   add("ln2.weight", "ln_2.weight", {h}, {h}, HfLayout::same);
@@ -29,11 +31,12 @@ void add_hf_layer(std::vector<HfTensorMap>& out, int i, std::int64_t h, std::int
   add("fc2.bias", "mlp.c_proj.bias", {h}, {h}, HfLayout::same);
 }
 
-// Row r of ptdp's QKV, (head, j, e) with j 0 for q, 1 for k, 2 for v, is
-// column j·h + head·d + e of HF's c_attn.
-std::int64_t qkv_column(std::int64_t r, std::int64_t d, std::int64_t h) {
-  const std::int64_t head = r / (3 * d), j = (r / d) % 3, e = r % d;
-  return j * h + head * d + e;
+// Row r of ptdp's q, (head, e), is column r of HF's c_attn; row r of its kv,
+// (head, j, e) with j 0 for k and 1 for v, is column (1 + j)·h + head·d + e.
+std::int64_t c_attn_column(bool kv, std::int64_t r, std::int64_t d, std::int64_t h) {
+  if (!kv) return r;
+  const std::int64_t head = r / (2 * d), j = (r / d) % 2, e = r % d;
+  return (1 + j) * h + head * d + e;
 }
 
 const FullTensor& find_mapped_tensor(const std::map<std::string, FullTensor>& from, const std::string& name,
@@ -73,11 +76,13 @@ std::int64_t hf_offset(const HfTensorMap& m, std::int64_t head_dim, std::int64_t
       const std::int64_t out = m.ptdp_shape[0], in = m.ptdp_shape[1];
       return (i % in) * out + i / in;
     }
-    case HfLayout::qkv_weight: {  // ptdp (3h, h) element (r, k) is HF (h, 3h) element (k, column of r)
+    case HfLayout::q_weight:
+    case HfLayout::kv_weight: {  // ptdp (h or 2h, h) element (r, k) is HF (h, 3h) element (k, column of r)
       const std::int64_t h = m.ptdp_shape[1];
-      return (i % h) * 3 * h + qkv_column(i / h, head_dim, h);
+      return (i % h) * 3 * h + c_attn_column(m.layout == HfLayout::kv_weight, i / h, head_dim, h);
     }
-    case HfLayout::qkv_bias: return qkv_column(i, head_dim, m.ptdp_shape[0] / 3);
+    case HfLayout::q_bias:
+    case HfLayout::kv_bias: return c_attn_column(m.layout == HfLayout::kv_bias, i, head_dim, m.hf_shape[0] / 3);
   }
   return -1;
 }
@@ -86,9 +91,11 @@ std::map<std::string, FullTensor> to_hf_gpt2(const FullParams& params, const Mod
   std::map<std::string, FullTensor> out;
   for (const HfTensorMap& m : hf_gpt2_layout(model, model.seq_len)) {
     const FullTensor& src = find_mapped_tensor(params, m.ptdp, m.ptdp_shape, "ptdp's weights");
-    FullTensor& dst = out[m.hf];
-    dst.shape = m.hf_shape;
-    dst.values.assign(static_cast<std::size_t>(shape_numel(m.hf_shape)), 0.0f);
+    FullTensor& dst = out[m.hf];  // c_attn: q's columns, then kv's
+    if (dst.values.empty()) {
+      dst.shape = m.hf_shape;
+      dst.values.assign(static_cast<std::size_t>(shape_numel(m.hf_shape)), 0.0f);
+    }
     for (std::size_t i = 0; i < src.values.size(); ++i)
       if (const std::int64_t o = hf_offset(m, model.head_dim(), static_cast<std::int64_t>(i)); o >= 0)
         dst.values[static_cast<std::size_t>(o)] = src.values[i];

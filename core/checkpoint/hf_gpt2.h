@@ -5,9 +5,10 @@
 // V vocabulary, V' = Model::padded_vocab().
 //
 // ptdp's linear weights are (out, in) (y = x·Wᵀ); HF's Conv1D weights are
-// (in, out) (y = x·W), so every projection is transposed. ptdp's QKV rows are
-// per head (a, 3, d) (core/kernels/cpu/attention.h: qkv is (b, s, a, 3, d));
-// HF's c_attn columns are (3, a, d): all queries, then keys, then values.
+// (in, out) (y = x·W), so every projection is transposed. ptdp's q rows are
+// (a, d) and its kv rows per head (a, 2, d) (core/kernels/cpu/attention.h: kv
+// is (b, s, g, 2, d), g = a in GPT-2); HF's c_attn columns are (3, a, d): all
+// queries, then keys, then values, so q and kv share that one HF tensor.
 // HF has no padded vocabulary rows: they are dropped on export and zero on import.
 #pragma once
 #include <cstdint>
@@ -28,14 +29,16 @@ namespace ptdp {
 enum class HfLayout : std::uint8_t {
   same,        // identical (biases, layernorms, positions: HF may hold more rows, ptdp takes the first s)
   transposed,  // ptdp (out, in) ↔ HF Conv1D (in, out)
-  qkv_weight,  // ptdp (3h, h) rows (a, 3, d) ↔ HF (h, 3h) columns (3, a, d)
-  qkv_bias,    // ptdp (3h) as (a, 3, d) ↔ HF (3h) as (3, a, d)
+  q_weight,    // ptdp (h, h) rows (a, d) ↔ HF c_attn (h, 3h) columns [0, h)
+  kv_weight,   // ptdp (2h, h) rows (a, 2, d) ↔ HF c_attn (h, 3h) columns (2, a, d) from h
+  q_bias,      // ptdp (h) ↔ HF c_attn.bias (3h) [0, h)
+  kv_bias,     // ptdp (2h) as (a, 2, d) ↔ HF c_attn.bias (3h) from h as (2, a, d)
   vocab_rows,  // ptdp (V', h) ↔ HF (V, h): rows V.. of ptdp are padding
 };
 
 // One ptdp parameter and the HF tensor that holds it.
 struct HfTensorMap {
-  std::string ptdp, hf;  // "layers.0.qkv.weight", "h.0.attn.c_attn.weight" (without HF's "transformer.")
+  std::string ptdp, hf;  // "layers.0.q.weight", "h.0.attn.c_attn.weight" (without HF's "transformer.")
   Shape ptdp_shape, hf_shape;
   HfLayout layout = HfLayout::same;
 };
@@ -64,6 +67,10 @@ nlohmann::json hf_gpt2_config(const Model& model);
 // Every reason `config` (the contents of `file`) is not a GPT-2 of `model`'s
 // shape that ptdp computes exactly; each error's field is "FILE: KEY".
 ConfigErrors check_hf_gpt2_config(const nlohmann::json& config, const Model& model, const std::string& file);
+// Every field of `model`'s block that GPT-2 does not have (grouped-query
+// attention, RMSNorm, SwiGLU, RoPE, no biases, an untied output layer), each
+// error's field "model.KEY", its message starting with `option`.
+ConfigErrors hf_gpt2_block_problems(const Model& model, const std::string& option);
 // config.json's n_positions (call after check_hf_gpt2_config found nothing).
 std::int64_t hf_gpt2_positions(const nlohmann::json& config);
 

@@ -121,6 +121,22 @@ ConfigErrors check_hf_gpt2_config(const nlohmann::json& config, const Model& mod
   return e;
 }
 
+ConfigErrors hf_gpt2_block_problems(const Model& m, const std::string& option) {
+  ConfigErrors e;
+  const auto refuse = [&](bool differs, const char* key, const std::string& value) {
+    if (differs)
+      e.push_back({std::string("model.") + key, option + ": GPT-2 has no model." + key + "=" + value +
+                                                    " (the block must be GPT-2's)"});
+  };
+  refuse(m.kv() != m.heads, "kv_heads", std::to_string(m.kv_heads));
+  refuse(m.norm != Norm::layernorm, "norm", to_string(m.norm));
+  refuse(m.activation != Activation::gelu, "activation", to_string(m.activation));
+  refuse(m.position != Position::learned, "position", to_string(m.position));
+  refuse(!m.bias, "bias", "false");
+  refuse(!m.tied_embeddings, "tied_embeddings", "false");
+  return e;
+}
+
 std::int64_t hf_gpt2_positions(const nlohmann::json& config) { return config.at("n_positions").get<std::int64_t>(); }
 
 }  // namespace ptdp

@@ -10,15 +10,28 @@ namespace ptdp {
 
 // (V', h) with V' the padded vocabulary: the padded rows are initialised like the
 // others and take part in the softmax, but no token or target ever selects them.
-std::unique_ptr<Param> make_word_embedding(ModelContext& ctx) {
-  return make_param(ctx.ops, "embedding.wte", {ctx.model.padded_vocab(), ctx.model.hidden}, {0, ctx.t(), ctx.tp_rank()},
+namespace {
+
+std::unique_ptr<Param> make_vocab_weight(ModelContext& ctx, const char* name) {
+  return make_param(ctx.ops, name, {ctx.model.padded_vocab(), ctx.model.hidden}, {0, ctx.t(), ctx.tp_rank()},
                     Init::normal, ctx.init_std(), ctx.seed(), true);
 }
 
+}  // namespace
+
+std::unique_ptr<Param> make_word_embedding(ModelContext& ctx) { return make_vocab_weight(ctx, "embedding.wte"); }
+std::unique_ptr<Param> make_output_weight(ModelContext& ctx) { return make_vocab_weight(ctx, "output.weight"); }
+
 Embedding::Embedding(ModelContext& ctx) : ctx_(ctx), wte_(make_word_embedding(ctx)) {
+  if (ctx.model.position == Position::rope) return;
   wpe_ = make_param(ctx.ops, "embedding.wpe", {ctx.model.seq_len, ctx.model.hidden}, {}, Init::normal,
                     ctx.init_std(), ctx.seed(), true);
   wpe_->count_in_norm = ctx.tp_rank() == 0;
+}
+
+ParamList Embedding::params() const {
+  if (!wpe_) return {wte_.get()};
+  return {wte_.get(), wpe_.get()};
 }
 
 std::int64_t Embedding::vocab_start() const { return wte_->value.dim(0) * ctx_.tp_rank(); }
@@ -28,11 +41,11 @@ Tensor Embedding::forward(const Tensor& tokens) {
   Tensor x = ctx_.ops.empty({b, s, ctx_.model.hidden});
   ctx_.ops.embedding_forward(tokens, wte_->value, vocab_start(), x);
   if (ctx_.sp()) {
-    if (ctx_.tp_rank() == 0) ctx_.ops.position_forward(wpe_->value, x);
+    if (ctx_.tp_rank() == 0 && wpe_) ctx_.ops.position_forward(wpe_->value, x);
     return reduce_tokens(ctx_, x);  // (b, s/t, h)
   }
   x = reduce_tokens(ctx_, x);  // rows of other shards are zero here
-  ctx_.ops.position_forward(wpe_->value, x);
+  if (wpe_) ctx_.ops.position_forward(wpe_->value, x);
   return x;
 }
 
@@ -41,7 +54,7 @@ Tensor Embedding::forward(const Tensor& tokens) {
 void Embedding::backward(const Tensor& tokens, const Tensor& dx_local) {
   const Tensor dx = gather_tokens(ctx_, dx_local);
   ctx_.ops.embedding_backward(tokens, dx, vocab_start(), wte_->grad);
-  ctx_.ops.position_backward(dx, wpe_->grad);
+  if (wpe_) ctx_.ops.position_backward(dx, wpe_->grad);
 }
 
 }  // namespace ptdp

@@ -1,5 +1,6 @@
-// Vocabulary-parallel token embedding plus learned position embedding, on the
-// first pipeline stage. Letters: b micro-batch, s sequence, h hidden, V vocabulary,
+// Vocabulary-parallel token embedding plus learned position embedding (none
+// under position = rope: the layers turn q and k instead), on the first
+// pipeline stage. Letters: b micro-batch, s sequence, h hidden, V vocabulary,
 // t tensor-parallel size.
 #pragma once
 #include <memory>
@@ -20,16 +21,18 @@ class Embedding {
   void backward(const Tensor& tokens, const Tensor& dx);
 
   Param& word() { return *wte_; }
-  ParamList params() const { return {wte_.get(), wpe_.get()}; }
+  ParamList params() const;
   std::int64_t vocab_start() const;
 
  private:
   ModelContext& ctx_;
   std::unique_ptr<Param> wte_;  // (V'/t, h) rows [vocab_start, +V'/t), V' padded (Model::padded_vocab), tied
-  std::unique_ptr<Param> wpe_;  // (s, h) replicated
+  std::unique_ptr<Param> wpe_;  // (s, h) replicated; null under RoPE
 };
 
 // The word embedding's full shape and split, shared by the input and output layers.
 std::unique_ptr<Param> make_word_embedding(ModelContext& ctx);
+// The untied output layer's weight "output.weight": the same shape and split.
+std::unique_ptr<Param> make_output_weight(ModelContext& ctx);
 
 }  // namespace ptdp

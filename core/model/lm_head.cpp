@@ -1,4 +1,4 @@
-// Final layernorm, vocabulary-parallel logits and cross-entropy. Under sequence
+// Final norm, vocabulary-parallel logits and cross-entropy. Under sequence
 // parallelism x and lnf hold this rank's (b, s/t, h) token rows; lnf is gathered
 // to (b, s, h) for the logits (again in backward) and the input gradient
 // reduce-scattered back to the local rows.
@@ -10,12 +10,11 @@
 
 namespace ptdp {
 
-LmHead::LmHead(ModelContext& ctx, Param* word) : ctx_(ctx), word_(word) {
-  const std::int64_t h = ctx.model.hidden;
-  lnf_g_ = make_param(ctx.ops, "final_ln.weight", {h}, {}, Init::ones, 0, ctx.seed(), false);
-  lnf_b_ = make_param(ctx.ops, "final_ln.bias", {h}, {}, Init::zeros, 0, ctx.seed(), false);
-  lnf_g_->count_in_norm = lnf_b_->count_in_norm = ctx.tp_rank() == 0;
-  if (word_ == nullptr) {
+LmHead::LmHead(ModelContext& ctx, Param* word) : ctx_(ctx), lnf_(ctx, "final_ln."), word_(word) {
+  if (!ctx.model.tied_embeddings) {
+    own_word_ = make_output_weight(ctx);
+    word_ = own_word_.get();
+  } else if (word_ == nullptr) {
     own_word_ = make_word_embedding(ctx);
     own_word_->tied_copy = true;
     own_word_->count_in_norm = false;  // the first stage's copy is counted
@@ -24,7 +23,8 @@ LmHead::LmHead(ModelContext& ctx, Param* word) : ctx_(ctx), word_(word) {
 }
 
 ParamList LmHead::params() const {
-  ParamList list{lnf_g_.get(), lnf_b_.get()};
+  ParamList list;
+  lnf_.append_to(list);
   if (own_word_) list.push_back(own_word_.get());
   return list;
 }
@@ -32,7 +32,7 @@ ParamList LmHead::params() const {
 Tensor LmHead::forward(const Tensor& x, const Tensor& targets, HeadActs& a) {
   Ops& ops = ctx_.ops;
   a.x = x;
-  a.lnf = layernorm_forward(ops, x, *lnf_g_, *lnf_b_);
+  a.lnf = norm_forward(ops, x, lnf_);
   const Tensor lnf = gather_tokens(ctx_, a.lnf.y);  // (b, s, h)
   const std::int64_t n = lnf.dim(0) * lnf.dim(1), vt = word_->value.dim(0);
   const std::int64_t vocab_start = vt * ctx_.tp_rank();
@@ -63,7 +63,7 @@ Tensor LmHead::backward(const Tensor& targets, HeadActs& a, double grad_scale) {
   Tensor no_bias;
   ops.linear_backward(dlogits, lnf.view({n, h}), word_->value, dlnf, word_->grad, no_bias);
   dlnf = reduce_tokens(ctx_, dlnf);  // f: every vocabulary shard used all of lnf
-  return layernorm_backward_tokens(ctx_, dlnf, a.x, a.lnf, *lnf_g_, *lnf_b_);
+  return norm_backward_tokens(ctx_, dlnf, a.x, a.lnf, lnf_);
 }
 
 }  // namespace ptdp

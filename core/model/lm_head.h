@@ -1,11 +1,12 @@
-// The output side of the last pipeline stage: final layernorm, logits through
-// the tied word embedding (vocabulary-parallel: each rank computes V/t columns),
+// The output side of the last pipeline stage: final norm, logits through the
+// tied word embedding or, with tied_embeddings false, an output weight of its
+// own (vocabulary-parallel either way: each rank computes V/t columns),
 // and the vocabulary-parallel cross-entropy, which all-reduces only per-token
 // maxima and sums (never the logits). Letters as in embedding.h; n = b·s.
 #pragma once
 #include <memory>
 
-#include "core/model/layernorm.h"
+#include "core/model/norm.h"
 #include "core/model/model_context.h"
 #include "core/model/param.h"
 
@@ -13,7 +14,7 @@ namespace ptdp {
 
 struct HeadActs {
   Tensor x;                 // (b, s, h) input from the last layer
-  NormActs lnf;             // (b, s, h) final layernorm and its statistics
+  NormActs lnf;             // (b, s, h) final norm and its statistics
   Tensor logits;            // (n, V'/t) this rank's shard of the padded vocabulary
   Tensor row_max, sum_exp;  // (n) global over the vocabulary, fp32
 };
@@ -22,7 +23,8 @@ class LmHead {
  public:
   // `word` is the first stage's embedding when it lives on this rank (tied in
   // place); null makes a copy that the runtime keeps in sync by an all-reduce
-  // of gradients over the embedding group.
+  // of gradients over the embedding group. Untied (model.tied_embeddings
+  // false): `word` is ignored and the head has its own "output.weight".
   LmHead(ModelContext& ctx, Param* word);
 
   // Per-token losses (n) fp32, identical on every tensor-parallel rank.
@@ -35,9 +37,9 @@ class LmHead {
 
  private:
   ModelContext& ctx_;
-  std::unique_ptr<Param> lnf_g_, lnf_b_;  // (h), (h) replicated
-  std::unique_ptr<Param> own_word_;       // tied copy when the embedding is on another stage
-  Param* word_;                           // (V/t, h)
+  NormParams lnf_;                   // (h) [, (h)] replicated
+  std::unique_ptr<Param> own_word_;  // tied copy when the embedding is on another stage, or the untied output
+  Param* word_;                      // (V'/t, h)
 };
 
 }  // namespace ptdp

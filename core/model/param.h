@@ -21,7 +21,7 @@ struct ShardSpec {
 };
 
 struct Param {
-  std::string name;              // e.g. "layers.3.qkv.weight"
+  std::string name;              // e.g. "layers.3.q.weight"
   Shape full_shape;              // unsharded shape
   ShardSpec shard;               // how it is split over the tensor-parallel group
   Tensor value;                  // this rank's shard, compute dtype

@@ -12,7 +12,7 @@ RankModel::RankModel(ModelContext& ctx, int pp_rank) : ctx_(ctx) {
     chunks_.push_back(std::make_unique<ModelChunk>(ctx, layout, first_word));
     if (chunks_.back()->embedding()) first_word = &chunks_.back()->embedding()->word();
   }
-  if (ctx.plan.pp > 1) {
+  if (ctx.plan.pp > 1 && ctx.model.tied_embeddings) {
     for (auto& chunk : chunks_) {
       if (chunk->embedding()) tied_word_ = &chunk->embedding()->word();
       if (chunk->head()) tied_word_ = &chunk->head()->word();

@@ -43,19 +43,18 @@ Tensor reduce_tokens(ModelContext& ctx, Tensor& partial) {
   return out;
 }
 
-Tensor layernorm_backward_tokens(ModelContext& ctx, const Tensor& dy, const Tensor& x, const NormActs& a,
-                                 Param& gamma, Param& beta) {
-  if (!ctx.sp()) return layernorm_backward(ctx.ops, dy, x, a, gamma, beta);
+Tensor norm_backward_tokens(ModelContext& ctx, const Tensor& dy, const Tensor& x, const NormActs& a,
+                            NormParams& norm) {
+  if (!ctx.sp()) return norm_backward(ctx.ops, dy, x, a, norm);
   // The (h) fp32 gradients are identical on every rank before this micro-batch
   // (each earlier one ended with this all-reduce): rank 0 keeps that sum, the
   // others start from zero, so the all-reduce adds each rank's rows once.
-  if (ctx.tp_rank() != 0) {
-    ctx.ops.zero(gamma.grad);
-    ctx.ops.zero(beta.grad);
-  }
-  Tensor dx = layernorm_backward(ctx.ops, dy, x, a, gamma, beta);
-  all_reduce(ctx.tp, gamma.grad);
-  all_reduce(ctx.tp, beta.grad);
+  ParamList params;
+  norm.append_to(params);
+  if (ctx.tp_rank() != 0)
+    for (Param* p : params) ctx.ops.zero(p->grad);
+  Tensor dx = norm_backward(ctx.ops, dy, x, a, norm);
+  for (Param* p : params) all_reduce(ctx.tp, p->grad);
   return dx;
 }
 

@@ -5,7 +5,7 @@
 // are per token, so any token partition gives the single-rank values.
 // Without sequence parallelism (or t = 1) these reduce to the f/g all-reduces.
 #pragma once
-#include "core/model/layernorm.h"
+#include "core/model/norm.h"
 #include "core/model/model_context.h"
 #include "core/model/tp_overlap.h"
 
@@ -33,11 +33,11 @@ Tensor reduce_tokens_of(ModelContext& ctx, const Shape& full_shape, const RowBlo
 // returning this rank's (b, s/t, h) rows, otherwise the all-reduced full tensor.
 Tensor reduce_tokens(ModelContext& ctx, Tensor& partial);
 
-// Layernorm backward on this rank's rows. Under sequence parallelism the gain and
+// Norm backward on this rank's rows. Under sequence parallelism the gain and
 // bias gradients of local rows are partial sums over tokens: all-reduced over the
 // tensor-parallel group each micro-batch ((h) elements), so every rank's
 // replicated copy holds the single-rank gradient.
-Tensor layernorm_backward_tokens(ModelContext& ctx, const Tensor& dy, const Tensor& x, const NormActs& a,
-                                 Param& gamma, Param& beta);
+Tensor norm_backward_tokens(ModelContext& ctx, const Tensor& dy, const Tensor& x, const NormActs& a,
+                            NormParams& norm);
 
 }  // namespace ptdp

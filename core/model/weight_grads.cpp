@@ -6,7 +6,11 @@ namespace ptdp {
 void DeferredWeightGrads::run(Ops& ops) {
   for (Gemm& g : gemms_) {
     Tensor no_dx, no_bias;  // B computed the input and bias gradients
-    ops.linear_backward(g.dy, g.x, g.param->value, no_dx, g.param->grad, no_bias);
+    // The weight as its GEMM's (m, k) matrix (SwiGLU's (2, f/t, h) fc1 as (2f/t, h)).
+    const Tensor& w = g.param->value;
+    const Shape matrix{w.numel() / w.dim(-1), w.dim(-1)};
+    Tensor dw = g.param->grad.view(matrix);
+    ops.linear_backward(g.dy, g.x, w.view(matrix), no_dx, dw, no_bias);
   }
   gemms_.clear();
 }

@@ -4,6 +4,8 @@
 // iterations' losses match the uninterrupted single-rank run within 1e-5
 // relative (the equivalence tests' tolerance: fp32 summation order differs
 // between layouts). A layout of N ranks uses the first N; the others wait.
+// The Llama block's too: its kv heads shared by pairs of ranks at t = 4
+// (written once) saved into or loaded from layouts that split them.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -31,10 +33,12 @@ constexpr int kReshardSaveAt = 3, kReshardIterations = 5;
 struct Shape3 {
   int t, p, d;
   bool distributed_optimizer = false;
+  bool llama = false;  // the Llama block (use_llama_block)
 };
 
 Config reshard_config(const Shape3& s) {
   Config c = test::equivalence_config();
+  if (s.llama) test::use_llama_block(c.model);
   c.plan.tp = s.t;
   c.plan.pp = s.p;
   c.plan.dp = s.d;
@@ -48,12 +52,13 @@ std::vector<double> reshard_train(const Shape3& s, Communicator& comm, int from,
   return test::train_span(reshard_config(s), comm, from, to, load, save);
 }
 
-const std::vector<double>& reshard_reference() {
-  static const std::vector<double> ref = [] {
+const std::vector<double>& reshard_reference(bool llama) {
+  const auto run = [](bool block) {
     SingleRankCommunicator one;
-    return reshard_train({1, 1, 1}, one, 0, kReshardIterations, {}, {});
-  }();
-  return ref;
+    return reshard_train({1, 1, 1, false, block}, one, 0, kReshardIterations, {}, {});
+  };
+  static const std::vector<double> gpt = run(false), llama_ref = run(true);
+  return llama ? llama_ref : gpt;
 }
 
 // Runs `f` on the first n ranks of the world (the others skip it), then all meet.
@@ -71,7 +76,7 @@ struct Reshard {
 void PrintTo(const Reshard& r, std::ostream* os) {
   *os << "(" << r.saved.t << "," << r.saved.p << "," << r.saved.d << (r.saved.distributed_optimizer ? ",distopt" : "")
       << ")->(" << r.loaded.t << "," << r.loaded.p << "," << r.loaded.d
-      << (r.loaded.distributed_optimizer ? ",distopt" : "") << ")";
+      << (r.loaded.distributed_optimizer ? ",distopt" : "") << ")" << (r.saved.llama ? " llama" : "");
 }
 
 class CheckpointReshard : public testing::TestWithParam<Reshard> {};
@@ -79,17 +84,24 @@ class CheckpointReshard : public testing::TestWithParam<Reshard> {};
 TEST_P(CheckpointReshard, ContinuesTheUninterruptedRun) {
   const Reshard& c = GetParam();
   Communicator& world = test::mpi_world();
-  reshard_reference();
+  reshard_reference(c.saved.llama);
   // One folder for all ranks: rank 0's pid names it.
   const double pid = world.all_reduce_host(world.rank() == 0 ? static_cast<double>(::getpid()) : 0.0, ReduceOp::max);
   const fs::path dir = fs::temp_directory_path() / ("ptdp-test-reshard-" + std::to_string(static_cast<long>(pid)));
   if (world.rank() == 0) fs::remove_all(dir);
   world.barrier();
   on_first_ranks(c.saved.t * c.saved.p * c.saved.d, [&](Communicator& sub) { reshard_train(c.saved, sub, 0, kReshardSaveAt, {}, dir); });
+  if (world.rank() == 0) {  // every element of a kv weight written once, shared or split
+    std::int64_t written = 0, full = 0;
+    for (const ShardRecord& r : read_manifest(resolve_checkpoint(dir) / kManifestName).shards)
+      for (const ShardPiece& piece : r.pieces)
+        if (piece.param == "layers.0.kv.weight") written += piece.count, full = shape_numel(piece.full_shape);
+    EXPECT_EQ(written, full);
+  }
   on_first_ranks(c.loaded.t * c.loaded.p * c.loaded.d, [&](Communicator& sub) {
     const std::vector<double> losses = reshard_train(c.loaded, sub, kReshardSaveAt, kReshardIterations, dir, {});
     for (std::size_t i = 0; i < losses.size(); ++i) {
-      const double ref = reshard_reference()[kReshardSaveAt + i];
+      const double ref = reshard_reference(c.saved.llama)[kReshardSaveAt + i];
       EXPECT_NEAR(losses[i], ref, 1e-5 * std::abs(ref)) << "iteration " << kReshardSaveAt + i << " on rank " << sub.rank();
     }
   });
@@ -99,7 +111,9 @@ TEST_P(CheckpointReshard, ContinuesTheUninterruptedRun) {
 INSTANTIATE_TEST_SUITE_P(Layouts, CheckpointReshard,
                          testing::Values(Reshard{{1, 1, 1}, {1, 2, 1}}, Reshard{{2, 2, 1}, {2, 1, 2}},
                                          Reshard{{1, 1, 1}, {2, 2, 2}}, Reshard{{2, 2, 1}, {2, 2, 2, true}},
-                                         Reshard{{2, 2, 2, true}, {1, 2, 1}}));
+                                         Reshard{{2, 2, 2, true}, {1, 2, 1}},
+                                         Reshard{{4, 1, 1, false, true}, {1, 2, 1, false, true}},
+                                         Reshard{{2, 1, 1, false, true}, {4, 1, 2, true, true}}));
 
 }  // namespace
 }  // namespace ptdp

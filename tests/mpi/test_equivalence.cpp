@@ -1,6 +1,8 @@
 // Every (t, p, d) layout, schedule, recompute mode, scatter/gather and sequence
 // parallel setting
-// reproduces the single-rank run of a tiny GPT: the losses of 5 iterations
+// reproduces the single-rank run of a tiny GPT (and a few of them of the tiny
+// Llama block, tests/equivalence_config.h, with its kv heads split at t = 2 and
+// shared at t = 4): the losses of 5 iterations
 // within 1e-5 relative, and after iteration 1 every parameter element (each
 // rank checks the shard it holds against the same element of the full
 // single-rank parameter) within 1e-5. Runs under mpirun -np 8; a layout of N
@@ -16,6 +18,7 @@
 #include "core/data/token_source.h"
 #include "core/kernels/cpu/cpu_ops.h"
 #include "core/runtime/trainer.h"
+#include "tests/cpu_training_util.h"
 #include "tests/equivalence_config.h"
 #include "tests/mpi/mpi_env.h"
 
@@ -34,6 +37,7 @@ struct Layout {
   bool distributed_optimizer = false;
   bool overlap = true;  // overlap_grad_reduce and overlap_param_gather
   bool tp_comm_overlap = false;
+  bool llama = false;  // the Llama block (use_llama_block)
 };
 
 std::string name_of(const Layout& l);
@@ -58,10 +62,14 @@ std::string name_of(const Layout& l) {
          to_string(l.recompute) + (l.scatter_gather ? "_sg" : "") + split_name(l.layers_per_stage) +
          (l.sequence_parallel ? "_sp" : "") +
          (l.distributed_optimizer ? (l.overlap ? "_distopt" : "_distopt_nooverlap") : "") +
-         (l.tp_comm_overlap ? "_tpoverlap" : "");
+         (l.tp_comm_overlap ? "_tpoverlap" : "") + (l.llama ? "_llama" : "");
 }
 
-Config base_config() { return test::equivalence_config(); }
+Config base_config(bool llama) {
+  Config c = test::equivalence_config();
+  if (llama) test::use_llama_block(c.model);
+  return c;
+}
 
 using Params = std::map<std::string, std::vector<float>>;  // name -> full tensor
 
@@ -70,34 +78,28 @@ struct Reference {
   Params after_first;
 };
 
-const Reference& reference() {
-  static const Reference ref = [] {
-    Reference r;
-    Config cfg = base_config();
-    CpuAllocator alloc;
-    CpuOps ops(alloc);
-    SingleRankCommunicator world;
-    ProcessGroups groups = make_process_groups(world, {1, 1, 1, 8});
-    auto data = make_synthetic_source(cfg.model.vocab, cfg.plan.seed);
-    Trainer trainer(cfg, ops, groups, *data);
-    for (int i = 0; i < kIterations; ++i) {
-      r.losses.push_back(trainer.step(i).loss);
-      if (i > 0) continue;
-      for (const Param* p : trainer.model().params()) {
-        const float* v = p->value.data<float>();
-        r.after_first[p->name].assign(v, v + p->value.numel());
-      }
+Reference run_reference(bool llama) {
+  Reference r;
+  r.losses = test::cpu_train_losses(base_config(llama), kIterations, [&](Trainer& trainer, int i) {
+    if (i > 0) return;
+    for (const Param* p : trainer.model().params()) {
+      const float* v = p->value.data<float>();
+      r.after_first[p->name].assign(v, v + p->value.numel());
     }
-    return r;
-  }();
-  return ref;
+  });
+  return r;
+}
+
+const Reference& reference(bool llama) {
+  static const Reference gpt = run_reference(false), llama_ref = run_reference(true);
+  return llama ? llama_ref : gpt;
 }
 
 // Worst |got − ref| / (1e-5 + 1e-5·|ref|) over this rank's shards; ≤ 1 passes.
-double worst_parameter_error(RankModel& model, std::string& where) {
+double worst_parameter_error(RankModel& model, bool llama, std::string& where) {
   double worst = 0;
   for (const Param* p : model.params()) {
-    const auto& full = reference().after_first.at(p->name);
+    const auto& full = reference(llama).after_first.at(p->name);
     const float* v = p->value.data<float>();
     for (std::int64_t i = 0; i < p->value.numel(); ++i) {
       const double ref = full[static_cast<std::size_t>(p->full_index(i))];
@@ -113,7 +115,7 @@ double worst_parameter_error(RankModel& model, std::string& where) {
 }
 
 void run_layout(const Layout& l, Communicator& sub) {
-  Config cfg = base_config();
+  Config cfg = base_config(l.llama);
   cfg.plan.tp = l.t;
   cfg.plan.pp = l.p;
   cfg.plan.dp = l.d;
@@ -133,11 +135,11 @@ void run_layout(const Layout& l, Communicator& sub) {
   auto data = make_synthetic_source(cfg.model.vocab, cfg.plan.seed);
   Trainer trainer(cfg, ops, groups, *data);
   for (int i = 0; i < kIterations; ++i) {
-    const double loss = trainer.step(i).loss, ref = reference().losses[static_cast<std::size_t>(i)];
+    const double loss = trainer.step(i).loss, ref = reference(l.llama).losses[static_cast<std::size_t>(i)];
     EXPECT_NEAR(loss, ref, 1e-5 * std::abs(ref)) << "iteration " << i << " on rank " << sub.rank();
     if (i > 0) continue;
     std::string where;
-    const double worst = worst_parameter_error(trainer.model(), where);
+    const double worst = worst_parameter_error(trainer.model(), l.llama, where);
     EXPECT_LE(worst, 1.0) << "rank " << sub.rank() << " after iteration 1, worst parameter " << where;
   }
 }
@@ -149,7 +151,7 @@ TEST_P(Equivalence, ReproducesTheSingleRankRun) {
   Communicator& world = test::mpi_world();
   const int n = l.t * l.p * l.d;
   ASSERT_LE(n, world.size()) << "run under mpirun -np " << n << " or more";
-  reference();  // outside the timed collective part: every rank builds it
+  reference(l.llama);  // outside the timed collective part: every rank builds it
   auto sub = world.split(world.rank() < n ? 0 : 1, world.rank());
   if (world.rank() < n) run_layout(l, *sub);
   world.barrier();
@@ -198,6 +200,19 @@ std::vector<Layout> layouts() {
   for (const Shape& s : {Shape{2, 1, 1, 1}, Shape{4, 1, 1, 1}})
     out.push_back({s.t, s.p, s.d, s.v, "1f1b", Recompute::none, false, {}, true, false, true, true});
   out.push_back({2, 2, 2, 1, "zb-h1", Recompute::none, false, {}, true, false, true, true});
+  // The Llama block: kv heads split over t = 2, shared by pairs of ranks at
+  // t = 4 (under sequence parallelism, its ring overlap, zero bubble's deferred
+  // W and the distributed optimizer too), interleaved with selective recompute.
+  const auto llama = [&](Layout l) {
+    l.llama = true;
+    out.push_back(l);
+  };
+  llama({2, 1, 1, 1, "1f1b", Recompute::none, false});
+  llama({1, 2, 1, 1, "1f1b", Recompute::full, false});
+  llama({2, 2, 2, 2, "interleaved", Recompute::selective, false});
+  llama({4, 1, 1, 1, "1f1b", Recompute::none, false, {}, true, false, true, true});
+  llama({4, 2, 1, 1, "zb-h1", Recompute::none, false, {}, true});
+  llama({4, 1, 2, 1, "1f1b", Recompute::none, false, {}, false, true});
   return out;
 }
 

@@ -82,6 +82,19 @@ void expect_close(const std::vector<T>& got, const std::vector<double>& ref, Tol
   ADD_FAILURE_AT(file, line) << msg.str();
 }
 
+// A type tag for generic lambdas.
+template <class T>
+struct Type {
+  using type = T;
+};
+
+// Runs check(Type<T>{}, tolerance, name) for the float and the double instantiation.
+template <class F>
+void for_float_and_double(F&& check) {
+  check(Type<float>{}, kGradF32, std::string(" (float)"));
+  check(Type<double>{}, kGradF64, std::string(" (double)"));
+}
+
 // dL/dx by central differences, L re-evaluated by `loss` after perturbing x in place
 // (x is restored). Used with float64 kernels only.
 inline std::vector<double> fd_grad(std::vector<double>& x, const std::function<double()>& loss,

@@ -72,5 +72,26 @@ TEST(CliHfGpt2, AConfigOfAnotherModelIsRefused) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "r.json"));
 }
 
+// A block GPT-2 does not have: --export-hf, --init-hf and `ptdp export` of its
+// checkpoint are refused (exit 2) naming the model's fields.
+TEST(CliHfGpt2, TheLlamaBlockIsRefused) {
+  ScratchDir dir("hf-cli-llama");
+  const std::string train = test::ptdp_cli() + " train --config " + PTDP_SOURCE_DIR +
+                            "/endtoend/configs/tiny-llama.json --warmup 0 --iterations 1 ";
+  for (const char* option : {"--export-hf hf", "--init-hf hf"}) {
+    std::filesystem::create_directories(dir.path() / (option[2] == 'i' ? "hf" : "unused"));  // --init-hf's must exist
+    const auto r = test::run_command(train + option, dir);
+    EXPECT_EQ(r.status, 2) << r.err;
+    for (const char* field : {"model.kv_heads", "model.norm", "model.activation", "model.position", "model.bias",
+                              "model.tied_embeddings"})
+      EXPECT_NE(r.err.find(field), std::string::npos) << option << ": " << r.err;
+  }
+  ASSERT_EQ(test::run_command(train + "--save ckpt", dir).status, 0);
+  const auto e = test::run_command(test::ptdp_cli() + " export --load ckpt --format hf-gpt2 --out out", dir);
+  EXPECT_EQ(e.status, 2) << e.err;
+  EXPECT_NE(e.err.find("model.activation"), std::string::npos) << e.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out"));
+}
+
 }  // namespace
 }  // namespace ptdp

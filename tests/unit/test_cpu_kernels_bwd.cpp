@@ -21,18 +21,6 @@ namespace {
 
 using std::int64_t;
 
-template <class T>
-struct Type {
-  using type = T;
-};
-
-// Runs check(Type<T>{}, tolerance, name) for the float and the double instantiation.
-template <class F>
-void for_float_and_double(F&& check) {
-  check(Type<float>{}, kGradF32, std::string(" (float)"));
-  check(Type<double>{}, kGradF64, std::string(" (double)"));
-}
-
 TEST(CpuEmbedding, BackwardAccumulatesFiniteDifferenceGradient) {
   const int64_t h = 6, vocab_start = 4, vt = 5;  // shard [4, 9); repeats and outsiders
   const std::vector<std::int32_t> tokens{4, 0, 8, 10, 5, 5, 3, 9, 6, 4};
@@ -128,25 +116,33 @@ TEST(CpuLinear, BackwardMatchesFiniteDifferencesAndAccumulatesParams) {
   });
 }
 
-TEST(CpuAttention, BackwardMatchesFiniteDifferences) {
-  const int64_t b = 2, s = 5, a = 3, d = 4;
-  std::mt19937 rng(25);
-  auto qkv = randn(rng, b * s * a * 3 * d);
+// L = Σ dy ∘ attention(q, kv); dq and dkv against float64 finite differences.
+// g < a: each kv head's gradient sums over the a/g query heads reading it.
+void check_attention_backward(int64_t b, int64_t s, int64_t a, int64_t g, int64_t d, unsigned seed) {
+  std::mt19937 rng(seed);
+  auto q = randn(rng, b * s * a * d), kv = randn(rng, b * s * g * 2 * d);
   const auto dy = randn(rng, b * s * a * d);
-  const auto fd = fd_grad(qkv, [&] {
+  const auto loss = [&] {
     std::vector<double> out(b * s * a * d), probs(b * a * s * s);
-    cpu::attention_forward(qkv.data(), b, s, a, d, out.data(), probs.data());
+    cpu::attention_forward(q.data(), kv.data(), b, s, a, g, d, out.data(), probs.data());
     return dot(out, dy);
-  });
+  };
+  const auto fd_q = fd_grad(q, loss), fd_kv = fd_grad(kv, loss);
+  const std::string shape = " a " + std::to_string(a) + " g " + std::to_string(g);
   for_float_and_double([&](auto type, Tol tol, const std::string& name) {
     using T = typename decltype(type)::type;
-    const auto qkvt = cast<T>(qkv);
-    std::vector<T> out(b * s * a * d), probs(b * a * s * s), dqkv(qkv.size(), T(-7));
-    cpu::attention_forward(qkvt.data(), b, s, a, d, out.data(), probs.data());
-    cpu::attention_backward(cast<T>(dy).data(), qkvt.data(), probs.data(), b, s, a, d, dqkv.data());
-    expect_close(dqkv, fd, tol, "attention_backward dqkv" + name);
+    const auto qt = cast<T>(q), kvt = cast<T>(kv);
+    std::vector<T> out(b * s * a * d), probs(b * a * s * s), dq(q.size(), T(-7)), dkv(kv.size(), T(-7));
+    cpu::attention_forward(qt.data(), kvt.data(), b, s, a, g, d, out.data(), probs.data());
+    cpu::attention_backward(cast<T>(dy).data(), qt.data(), kvt.data(), probs.data(), b, s, a, g, d, dq.data(),
+                            dkv.data());
+    expect_close(dq, fd_q, tol, "attention_backward dq" + shape + name);
+    expect_close(dkv, fd_kv, tol, "attention_backward dkv" + shape + name);
   });
 }
+
+TEST(CpuAttention, BackwardMatchesFiniteDifferences) { check_attention_backward(2, 5, 3, 3, 4, 25); }
+TEST(CpuAttention, GroupedQueryBackwardMatchesFiniteDifferences) { check_attention_backward(2, 5, 4, 2, 4, 251); }
 
 TEST(CpuElementwise, GeluBackwardMatchesFiniteDifferences) {
   const int64_t n = 40;

@@ -103,11 +103,13 @@ TEST(CpuLinear, ForwardMatchesFloat64WithAndWithoutBias) {
 }
 
 // out (b, s, a, d), probs (b, a, s, s) from the full s×s score matrix of each (batch, head),
-// masked to −inf above the diagonal, softmax by rows.
-void attention_ref(const std::vector<double>& qkv, int64_t b, int64_t s, int64_t a, int64_t d,
-                   std::vector<double>& out, std::vector<double>& probs) {
-  auto at = [&](int64_t ib, int64_t t, int64_t ih, int64_t which, int64_t e) {
-    return qkv[(((ib * s + t) * a + ih) * 3 + which) * d + e];
+// masked to −inf above the diagonal, softmax by rows; q (b, s, a, d), kv (b, s, g, 2, d),
+// query head ih reading kv head ih/(a/g).
+void attention_ref(const std::vector<double>& q, const std::vector<double>& kv, int64_t b, int64_t s, int64_t a,
+                   int64_t g, int64_t d, std::vector<double>& out, std::vector<double>& probs) {
+  auto qat = [&](int64_t ib, int64_t t, int64_t ih, int64_t e) { return q[((ib * s + t) * a + ih) * d + e]; };
+  auto kvat = [&](int64_t ib, int64_t t, int64_t ih, int64_t which, int64_t e) {
+    return kv[(((ib * s + t) * g + ih / (a / g)) * 2 + which) * d + e];
   };
   out.assign(b * s * a * d, 0.0);
   probs.assign(b * a * s * s, 0.0);
@@ -117,7 +119,7 @@ void attention_ref(const std::vector<double>& qkv, int64_t b, int64_t s, int64_t
       for (int64_t t = 0; t < s; ++t)
         for (int64_t u = 0; u < s; ++u) {
           double q_k = 0;
-          for (int64_t e = 0; e < d; ++e) q_k += at(ib, t, ih, 0, e) * at(ib, u, ih, 1, e);
+          for (int64_t e = 0; e < d; ++e) q_k += qat(ib, t, ih, e) * kvat(ib, u, ih, 0, e);
           sc[t * s + u] = u > t ? -INFINITY : q_k / std::sqrt(static_cast<double>(d));
         }
       for (int64_t t = 0; t < s; ++t) {
@@ -128,18 +130,18 @@ void attention_ref(const std::vector<double>& qkv, int64_t b, int64_t s, int64_t
         for (int64_t u = 0; u < s; ++u) p[u] = std::exp(sc[t * s + u] - mx) / z;
         double* o = out.data() + ((ib * s + t) * a + ih) * d;
         for (int64_t e = 0; e < d; ++e)
-          for (int64_t u = 0; u < s; ++u) o[e] += p[u] * at(ib, u, ih, 2, e);
+          for (int64_t u = 0; u < s; ++u) o[e] += p[u] * kvat(ib, u, ih, 1, e);
       }
     }
   }
 }
 
-void check_attention_forward(const std::vector<double>& qkv, int64_t b, int64_t s, int64_t a,
-                             int64_t d, const std::string& what) {
+void check_attention_forward(const std::vector<double>& q, const std::vector<double>& kv, int64_t b, int64_t s,
+                             int64_t a, int64_t g, int64_t d, const std::string& what) {
   std::vector<double> ref_out, ref_probs;
-  attention_ref(qkv, b, s, a, d, ref_out, ref_probs);
+  attention_ref(q, kv, b, s, a, g, d, ref_out, ref_probs);
   std::vector<float> out(ref_out.size(), -7.0f), probs(ref_probs.size(), -7.0f);
-  cpu::attention_forward(cast<float>(qkv).data(), b, s, a, d, out.data(), probs.data());
+  cpu::attention_forward(cast<float>(q).data(), cast<float>(kv).data(), b, s, a, g, d, out.data(), probs.data());
   expect_close(out, ref_out, kFwdF32, what + " out");
   expect_close(probs, ref_probs, kFwdF32, what + " probs");
 }
@@ -147,7 +149,15 @@ void check_attention_forward(const std::vector<double>& qkv, int64_t b, int64_t 
 TEST(CpuAttention, ForwardMatchesExplicitMaskedScores) {
   std::mt19937 rng(15);
   const int64_t b = 2, s = 5, a = 3, d = 4;
-  check_attention_forward(randn(rng, b * s * a * 3 * d), b, s, a, d, "attention_forward");
+  const auto q = randn(rng, b * s * a * d), kv = randn(rng, b * s * a * 2 * d);
+  check_attention_forward(q, kv, b, s, a, a, d, "attention_forward");
+}
+
+TEST(CpuAttention, GroupedQueryForwardMatchesExplicitMaskedScores) {
+  std::mt19937 rng(152);
+  const int64_t b = 2, s = 5, a = 6, g = 2, d = 4;  // three query heads per kv head
+  const auto q = randn(rng, b * s * a * d), kv = randn(rng, b * s * g * 2 * d);
+  check_attention_forward(q, kv, b, s, a, g, d, "grouped-query attention_forward");
 }
 
 TEST(CpuAttention, ForwardIsStableForLargeScores) {
@@ -156,9 +166,10 @@ TEST(CpuAttention, ForwardIsStableForLargeScores) {
   std::mt19937 rng(151);
   std::uniform_int_distribution<int> dist(-20, 20);
   const int64_t b = 1, s = 5, a = 2, d = 4;
-  std::vector<double> qkv(b * s * a * 3 * d);
-  for (auto& v : qkv) v = dist(rng);
-  check_attention_forward(qkv, b, s, a, d, "attention_forward, large scores");
+  std::vector<double> q(b * s * a * d), kv(b * s * a * 2 * d);
+  for (auto& v : q) v = dist(rng);
+  for (auto& v : kv) v = dist(rng);
+  check_attention_forward(q, kv, b, s, a, a, d, "attention_forward, large scores");
 }
 
 TEST(CpuElementwise, GeluAddScaleSumSquaresMatchFloat64) {

@@ -80,25 +80,31 @@ TEST(HfGpt2, LayoutNamesEveryParameterOfTheModel) {
 }
 
 // Element by element, as transformers' GPT2 reads them: c_attn output column
-// j·h + head·d + e is ptdp's QKV row (head·3 + j)·d + e; Conv1D weights are (in, out).
+// head·d + e is ptdp's q row head·d + e, column (1 + j)·h + head·d + e its kv row
+// (head·2 + j)·d + e (j 0 for k, 1 for v); Conv1D weights are (in, out).
 TEST(HfGpt2, QkvAndConv1DElementsLandWhereTransformersReadsThem) {
   const Model m = hf_test_config().model;
   const std::int64_t h = m.hidden, d = m.head_dim(), f = m.ffn();
   const FullParams p = hf_patterned(m);
   const auto hf = to_hf_gpt2(p, m);
-  const auto& qkv = p.at("layers.1.qkv.weight").values;
+  const auto& q = p.at("layers.1.q.weight").values;
+  const auto& kv = p.at("layers.1.kv.weight").values;
   const auto& c_attn = hf.at("h.1.attn.c_attn.weight");
   ASSERT_EQ(c_attn.shape, (Shape{h, 3 * h}));
   const std::int64_t zero = 0;
   for (std::int64_t head : {zero, std::int64_t{m.heads} - 1})
     for (std::int64_t j : {0, 1, 2})
       for (std::int64_t e : {zero, d - 1})
-        for (std::int64_t k : {zero, zero + 5, h - 1})
-          EXPECT_EQ(c_attn.values[static_cast<std::size_t>(k * 3 * h + j * h + head * d + e)],
-                    qkv[static_cast<std::size_t>(((head * 3 + j) * d + e) * h + k)])
+        for (std::int64_t k : {zero, zero + 5, h - 1}) {
+          const float ours = j == 0 ? q[static_cast<std::size_t>((head * d + e) * h + k)]
+                                    : kv[static_cast<std::size_t>(((head * 2 + j - 1) * d + e) * h + k)];
+          EXPECT_EQ(c_attn.values[static_cast<std::size_t>(k * 3 * h + j * h + head * d + e)], ours)
               << "head " << head << " j " << j << " e " << e << " k " << k;
+        }
   EXPECT_EQ(hf.at("h.1.attn.c_attn.bias").values[static_cast<std::size_t>(2 * h + 3 * d + 1)],
-            p.at("layers.1.qkv.bias").values[static_cast<std::size_t>((3 * 3 + 2) * d + 1)]);
+            p.at("layers.1.kv.bias").values[static_cast<std::size_t>((3 * 2 + 1) * d + 1)]);
+  EXPECT_EQ(hf.at("h.1.attn.c_attn.bias").values[static_cast<std::size_t>(3 * d + 1)],
+            p.at("layers.1.q.bias").values[static_cast<std::size_t>(3 * d + 1)]);
   const auto& fc1 = hf.at("h.0.mlp.c_fc.weight");
   ASSERT_EQ(fc1.shape, (Shape{h, f}));
   EXPECT_EQ(fc1.values[static_cast<std::size_t>(7 * f + 100)],

@@ -1,6 +1,8 @@
-// Causal multi-head self-attention core, fp32 reference (see attention.h).
-// Letters: b micro-batch, s sequence, a heads on this rank, d head dim.
-// qkv, dqkv (b, s, a, 3, d); out, dout (b, s, a, d); probs (b, a, s, s).
+// Causal self-attention core, fp32 reference (see attention.h).
+// Letters: b micro-batch, s sequence, a query heads, g kv heads, d head dim.
+// q, dq (b, s, a, d); kv, dkv (b, s, g, 2, d); out, dout (b, s, a, d); probs (b, a, s, s).
+// One (batch, query head) is a strided view: the kernels below see only offsets
+// and row strides, so the packed (b, s, a, 3, d) layout uses the same code.
 #include "core/kernels/cpu/attention.h"
 
 #include <algorithm>
@@ -10,16 +12,25 @@
 namespace ptdp::cpu {
 namespace {
 
-// Strides of one (batch, head) slice inside the packed layouts.
+// Offsets of position 0 and strides between consecutive positions of one
+// (batch, query head) in q (and dq), k, v (and dk, dv), out and probs.
 struct Head {
-  std::int64_t qkv_row;             // between consecutive positions in qkv: a·3·d
-  std::int64_t out_row;             // between consecutive positions in out: a·d
-  std::int64_t qkv0, out0, probs0;  // offsets of position 0 for this (batch, head)
+  std::int64_t q0, q_row;     // query
+  std::int64_t k0, v0, kv_row;  // its key and value
+  std::int64_t out0, out_row;
+  std::int64_t probs0;
 };
 
-Head head_view(std::int64_t ib, std::int64_t ih, std::int64_t s, std::int64_t a, std::int64_t d) {
-  return {a * 3 * d, a * d, (ib * s * a + ih) * 3 * d, (ib * s * a + ih) * d,
-          (ib * a + ih) * s * s};
+Head gqa_head(std::int64_t ib, std::int64_t ih, std::int64_t s, std::int64_t a, std::int64_t g,
+              std::int64_t d) {
+  const std::int64_t j = ih / (a / g);  // the kv head this query head reads
+  const std::int64_t k0 = (ib * s * g + j) * 2 * d;
+  return {(ib * s * a + ih) * d, a * d, k0, k0 + d, g * 2 * d, (ib * s * a + ih) * d, a * d, (ib * a + ih) * s * s};
+}
+
+Head packed_head(std::int64_t ib, std::int64_t ih, std::int64_t s, std::int64_t a, std::int64_t d) {
+  const std::int64_t q0 = (ib * s * a + ih) * 3 * d;
+  return {q0, a * 3 * d, q0 + d, q0 + 2 * d, a * 3 * d, (ib * s * a + ih) * d, a * d, (ib * a + ih) * s * s};
 }
 
 template <class T>
@@ -31,13 +42,13 @@ T dot(const T* x, const T* y, std::int64_t d) {
 
 // One query row t: p[0..t] = softmax(q_t·k_u / sqrt(d)), p[t+1..s) = 0; o = Σ_u p[u] v_u.
 template <class T>
-void forward_row(const T* qkv, const Head& hv, std::int64_t s, std::int64_t d, std::int64_t t, T* p,
+void forward_row(const T* q, const T* kv, const Head& hv, std::int64_t s, std::int64_t d, std::int64_t t, T* p,
                  T* o) {
   const T scale = T(1) / std::sqrt(static_cast<T>(d));
-  const T* q = qkv + hv.qkv0 + t * hv.qkv_row;
+  const T* qt = q + hv.q0 + t * hv.q_row;
   T mx = -INFINITY;
   for (std::int64_t u = 0; u <= t; ++u) {
-    p[u] = dot(q, qkv + hv.qkv0 + u * hv.qkv_row + d, d) * scale;
+    p[u] = dot(qt, kv + hv.k0 + u * hv.kv_row, d) * scale;
     mx = std::max(mx, p[u]);
   }
   T sum = 0;
@@ -49,34 +60,34 @@ void forward_row(const T* qkv, const Head& hv, std::int64_t s, std::int64_t d, s
   for (std::int64_t u = t + 1; u < s; ++u) p[u] = 0;
   for (std::int64_t e = 0; e < d; ++e) o[e] = 0;
   for (std::int64_t u = 0; u <= t; ++u) {
-    const T* v = qkv + hv.qkv0 + u * hv.qkv_row + 2 * d;
+    const T* v = kv + hv.v0 + u * hv.kv_row;
     for (std::int64_t e = 0; e < d; ++e) o[e] += p[u] * v[e];
   }
 }
 
-// One (batch, head): dV = Pᵀ dO; dP = dO Vᵀ; dS = P ∘ (dP − rowsum(dP ∘ P));
-// dQ = dS K / sqrt(d); dK = dSᵀ Q / sqrt(d). dq, dk, dv of this head were zeroed.
+// One (batch, query head): dV = Pᵀ dO; dP = dO Vᵀ; dS = P ∘ (dP − rowsum(dP ∘ P));
+// dQ = dS K / sqrt(d); dK = dSᵀ Q / sqrt(d). Adds into dq, dkv (zeroed by the caller).
 template <class T>
-void backward_head(const T* dout, const T* qkv, const T* probs, const Head& hv, std::int64_t s,
-                   std::int64_t d, T* dqkv, std::vector<T>& ds) {
+void backward_head(const T* dout, const T* q, const T* kv, const T* probs, const Head& hv, std::int64_t s,
+                   std::int64_t d, T* dq, T* dkv, std::vector<T>& ds) {
   const T scale = T(1) / std::sqrt(static_cast<T>(d));
   for (std::int64_t t = 0; t < s; ++t) {
     const T* p = probs + hv.probs0 + t * s;
     const T* dout_t = dout + hv.out0 + t * hv.out_row;
     T row_sum = 0;
     for (std::int64_t u = 0; u <= t; ++u) {
-      const std::int64_t ku = hv.qkv0 + u * hv.qkv_row;
-      for (std::int64_t e = 0; e < d; ++e) dqkv[ku + 2 * d + e] += p[u] * dout_t[e];  // dV
-      ds[u] = dot(dout_t, qkv + ku + 2 * d, d);                                       // dP
+      const std::int64_t vu = hv.v0 + u * hv.kv_row;
+      for (std::int64_t e = 0; e < d; ++e) dkv[vu + e] += p[u] * dout_t[e];  // dV
+      ds[u] = dot(dout_t, kv + vu, d);                                      // dP
       row_sum += ds[u] * p[u];
     }
-    const std::int64_t qt = hv.qkv0 + t * hv.qkv_row;
+    const std::int64_t qt = hv.q0 + t * hv.q_row;
     for (std::int64_t u = 0; u <= t; ++u) {
-      const T g = p[u] * (ds[u] - row_sum) * scale;  // dS[t, u] / sqrt(d)
-      const std::int64_t ku = hv.qkv0 + u * hv.qkv_row;
+      const T gs = p[u] * (ds[u] - row_sum) * scale;  // dS[t, u] / sqrt(d)
+      const std::int64_t ku = hv.k0 + u * hv.kv_row;
       for (std::int64_t e = 0; e < d; ++e) {
-        dqkv[qt + e] += g * qkv[ku + d + e];  // dQ[t] += dS[t,u] K[u]
-        dqkv[ku + d + e] += g * qkv[qt + e];  // dK[u] += dS[t,u] Q[t]
+        dq[qt + e] += gs * kv[ku + e];  // dQ[t] += dS[t,u] K[u]
+        dkv[ku + e] += gs * q[qt + e];  // dK[u] += dS[t,u] Q[t]
       }
     }
   }
@@ -85,16 +96,36 @@ void backward_head(const T* dout, const T* qkv, const T* probs, const Head& hv, 
 }  // namespace
 
 template <class T>
-void attention_forward(const T* qkv, std::int64_t b, std::int64_t s, std::int64_t a, std::int64_t d,
-                       T* out, T* probs) {
-  for (std::int64_t ib = 0; ib < b; ++ib) {
+void attention_forward(const T* q, const T* kv, std::int64_t b, std::int64_t s, std::int64_t a, std::int64_t g,
+                       std::int64_t d, T* out, T* probs) {
+  for (std::int64_t ib = 0; ib < b; ++ib)
     for (std::int64_t ih = 0; ih < a; ++ih) {
-      const Head hv = head_view(ib, ih, s, a, d);
-      for (std::int64_t t = 0; t < s; ++t) {
-        forward_row(qkv, hv, s, d, t, probs + hv.probs0 + t * s, out + hv.out0 + t * hv.out_row);
-      }
+      const Head hv = gqa_head(ib, ih, s, a, g, d);
+      for (std::int64_t t = 0; t < s; ++t)
+        forward_row(q, kv, hv, s, d, t, probs + hv.probs0 + t * s, out + hv.out0 + t * hv.out_row);
     }
-  }
+}
+
+template <class T>
+void attention_backward(const T* dout, const T* q, const T* kv, const T* probs, std::int64_t b, std::int64_t s,
+                        std::int64_t a, std::int64_t g, std::int64_t d, T* dq, T* dkv) {
+  std::fill(dq, dq + b * s * a * d, T(0));
+  std::fill(dkv, dkv + b * s * g * 2 * d, T(0));
+  std::vector<T> ds(static_cast<std::size_t>(s));
+  for (std::int64_t ib = 0; ib < b; ++ib)
+    for (std::int64_t ih = 0; ih < a; ++ih)
+      backward_head(dout, q, kv, probs, gqa_head(ib, ih, s, a, g, d), s, d, dq, dkv, ds);
+}
+
+template <class T>
+void attention_forward(const T* qkv, std::int64_t b, std::int64_t s, std::int64_t a, std::int64_t d, T* out,
+                       T* probs) {
+  for (std::int64_t ib = 0; ib < b; ++ib)
+    for (std::int64_t ih = 0; ih < a; ++ih) {
+      const Head hv = packed_head(ib, ih, s, a, d);
+      for (std::int64_t t = 0; t < s; ++t)
+        forward_row(qkv, qkv, hv, s, d, t, probs + hv.probs0 + t * s, out + hv.out0 + t * hv.out_row);
+    }
 }
 
 template <class T>
@@ -102,17 +133,19 @@ void attention_backward(const T* dout, const T* qkv, const T* probs, std::int64_
                         std::int64_t a, std::int64_t d, T* dqkv) {
   std::fill(dqkv, dqkv + b * s * a * 3 * d, T(0));
   std::vector<T> ds(static_cast<std::size_t>(s));
-  for (std::int64_t ib = 0; ib < b; ++ib) {
-    for (std::int64_t ih = 0; ih < a; ++ih) {
-      backward_head(dout, qkv, probs, head_view(ib, ih, s, a, d), s, d, dqkv, ds);
-    }
-  }
+  for (std::int64_t ib = 0; ib < b; ++ib)
+    for (std::int64_t ih = 0; ih < a; ++ih)
+      backward_head(dout, qkv, qkv, probs, packed_head(ib, ih, s, a, d), s, d, dqkv, dqkv, ds);
 }
 
-#define PTDP_INSTANTIATE(T)                                                                     \
-  template void attention_forward<T>(const T*, std::int64_t, std::int64_t, std::int64_t,        \
-                                     std::int64_t, T*, T*);                                     \
-  template void attention_backward<T>(const T*, const T*, const T*, std::int64_t, std::int64_t, \
+#define PTDP_INSTANTIATE(T)                                                                                 \
+  template void attention_forward<T>(const T*, const T*, std::int64_t, std::int64_t, std::int64_t,          \
+                                     std::int64_t, std::int64_t, T*, T*);                                   \
+  template void attention_backward<T>(const T*, const T*, const T*, const T*, std::int64_t, std::int64_t,   \
+                                      std::int64_t, std::int64_t, std::int64_t, T*, T*);                    \
+  template void attention_forward<T>(const T*, std::int64_t, std::int64_t, std::int64_t, std::int64_t, T*, \
+                                     T*);                                                                   \
+  template void attention_backward<T>(const T*, const T*, const T*, std::int64_t, std::int64_t,            \
                                       std::int64_t, std::int64_t, T*);
 PTDP_INSTANTIATE(float)
 PTDP_INSTANTIATE(double)

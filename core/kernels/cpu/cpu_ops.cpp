@@ -13,6 +13,9 @@
 #include "core/kernels/cpu/embedding.h"
 #include "core/kernels/cpu/layernorm.h"
 #include "core/kernels/cpu/linear.h"
+#include "core/kernels/cpu/rmsnorm.h"
+#include "core/kernels/cpu/rope.h"
+#include "core/kernels/cpu/swiglu.h"
 
 namespace ptdp {
 
@@ -114,18 +117,54 @@ void CpuOps::add(const Tensor& a, const Tensor& b, Tensor& out) {
 void CpuOps::scale(Tensor& x, double alpha) { cpu::scale(f(x), x.numel(), static_cast<float>(alpha)); }
 double CpuOps::sum_squares(const Tensor& x) { return cpu::sum_squares(f(x), x.numel()); }
 
-Tensor CpuOps::attention_forward(const Tensor& qkv, int heads, Tensor& out) {
-  const std::int64_t b = qkv.dim(0), s = qkv.dim(1), d = qkv.dim(2) / (3 * heads);
-  expect(qkv.dim(2) == 3 * heads * d, "attention_forward", "qkv is not (b, s, 3·a·d)");
-  Tensor probs = empty({b, heads, s, s}, DType::f32);  // (b, a, s, s)
-  cpu::attention_forward(f(qkv), b, s, heads, d, f(out), f(probs));
+// q (b, s, a, d), kv (b, s, g, 2, d) -> out (b, s, a, d); returns probs (b, a, s, s).
+Tensor CpuOps::attention_forward(const Tensor& q, const Tensor& kv, Tensor& out) {
+  expect(q.rank() == 4 && kv.rank() == 5 && kv.dim(3) == 2 && kv.dim(4) == q.dim(3) && kv.dim(1) == q.dim(1) &&
+             q.dim(2) % kv.dim(2) == 0 && out.numel() == q.numel(),
+         "attention_forward", "q " + shape_string(q.shape()) + ", kv " + shape_string(kv.shape()));
+  const std::int64_t b = q.dim(0), s = q.dim(1), a = q.dim(2), d = q.dim(3);
+  Tensor probs = empty({b, a, s, s}, DType::f32);
+  cpu::attention_forward(f(q), f(kv), b, s, a, kv.dim(2), d, f(out), f(probs));
   return probs;
 }
 
-void CpuOps::attention_backward(const Tensor& dout, const Tensor& qkv, const Tensor&, const Tensor& saved, int heads,
-                                Tensor& dqkv) {
-  const std::int64_t b = qkv.dim(0), s = qkv.dim(1), d = qkv.dim(2) / (3 * heads);
-  cpu::attention_backward(f(dout), f(qkv), f(saved), b, s, heads, d, f(dqkv));
+void CpuOps::attention_backward(const Tensor& dout, const Tensor& q, const Tensor& kv, const Tensor&,
+                                const Tensor& saved, Tensor& dq, Tensor& dkv) {
+  expect(dq.numel() == q.numel() && dkv.numel() == kv.numel(), "attention_backward", "dq or dkv size");
+  cpu::attention_backward(f(dout), f(q), f(kv), f(saved), q.dim(0), q.dim(1), q.dim(2), kv.dim(2), q.dim(3),
+                          f(dq), f(dkv));
+}
+
+void CpuOps::rmsnorm_forward(const Tensor& x, const Tensor& gamma, Tensor& y, Tensor& rstd) {
+  expect(gamma.numel() == x.dim(-1), "rmsnorm_forward", "gamma is not (h)");
+  cpu::rmsnorm_forward(f(x), f(gamma), rows(x), x.dim(-1), static_cast<float>(kLayerNormEps), f(y), f(rstd));
+}
+
+void CpuOps::rmsnorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& rstd,
+                              Tensor& dx, Tensor& dgamma) {
+  cpu::rmsnorm_backward(f(dy), f(x), f(gamma), f(rstd), rows(x), x.dim(-1), f(dx), f(dgamma));
+}
+
+void CpuOps::swiglu_forward(const Tensor& pre, Tensor& y) {
+  expect(pre.dim(-1) == 2 * y.dim(-1) && rows(pre) == rows(y), "swiglu_forward", "pre is not (n, 2f)");
+  cpu::swiglu_forward(f(pre), rows(pre), y.dim(-1), f(y));
+}
+
+void CpuOps::swiglu_backward(const Tensor& dy, const Tensor& pre, Tensor& dpre) {
+  cpu::swiglu_backward(f(dy), f(pre), rows(pre), dy.dim(-1), f(dpre));
+}
+
+// q (b, s, a, d) and the k half of kv (b, s, g, 2, d).
+void CpuOps::rope_forward(Tensor& q, Tensor& kv, double theta) {
+  const std::int64_t b = q.dim(0), s = q.dim(1), d = q.dim(3);
+  cpu::rope_rotate(f(q), b, s, q.dim(2), d, d, theta, 1);
+  cpu::rope_rotate(f(kv), b, s, kv.dim(2), 2 * d, d, theta, 1);
+}
+
+void CpuOps::rope_backward(Tensor& dq, Tensor& dkv, double theta) {
+  const std::int64_t b = dq.dim(0), s = dq.dim(1), d = dq.dim(3);
+  cpu::rope_rotate(f(dq), b, s, dq.dim(2), d, d, theta, -1);
+  cpu::rope_rotate(f(dkv), b, s, dkv.dim(2), 2 * d, d, theta, -1);
 }
 
 void CpuOps::ce_row_max(const Tensor& logits, Tensor& row_max) {

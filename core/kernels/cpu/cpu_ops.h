@@ -38,9 +38,18 @@ class CpuOps final : public Ops {
   void add(const Tensor& a, const Tensor& b, Tensor& out) override;
   void scale(Tensor& x, double alpha) override;
   double sum_squares(const Tensor& x) override;
-  Tensor attention_forward(const Tensor& qkv, int heads, Tensor& out) override;
-  void attention_backward(const Tensor& dout, const Tensor& qkv, const Tensor& out, const Tensor& saved, int heads,
-                          Tensor& dqkv) override;
+  using Ops::attention_forward;   // TRANSITION (issue 19): the packed qkv overloads stay
+  using Ops::attention_backward;  // the base's (they throw) until they go at the merge
+  Tensor attention_forward(const Tensor& q, const Tensor& kv, Tensor& out) override;
+  void attention_backward(const Tensor& dout, const Tensor& q, const Tensor& kv, const Tensor& out,
+                          const Tensor& saved, Tensor& dq, Tensor& dkv) override;
+  void rmsnorm_forward(const Tensor& x, const Tensor& gamma, Tensor& y, Tensor& rstd) override;
+  void rmsnorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& rstd, Tensor& dx,
+                        Tensor& dgamma) override;
+  void swiglu_forward(const Tensor& pre, Tensor& y) override;
+  void swiglu_backward(const Tensor& dy, const Tensor& pre, Tensor& dpre) override;
+  void rope_forward(Tensor& q, Tensor& kv, double theta) override;
+  void rope_backward(Tensor& dq, Tensor& dkv, double theta) override;
   void ce_row_max(const Tensor& logits, Tensor& row_max) override;
   void ce_row_sum_exp(const Tensor& logits, const Tensor& row_max, Tensor& sum_exp) override;
   void ce_target_logit(const Tensor& logits, const Tensor& targets, std::int64_t vocab_start,
