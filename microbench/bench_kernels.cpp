@@ -40,17 +40,6 @@ namespace {
 
 double dbl(std::int64_t v) { return static_cast<double>(v); }
 
-// Runs `body`; an op a backend does not implement yet (Ops' transitional
-// defaults throw std::logic_error) skips this run with the reason, not the suite.
-template <class Body>
-void unless_unimplemented(benchmark::State& st, Body body) {
-  try {
-    body();
-  } catch (const std::logic_error& e) {
-    st.SkipWithError(e.what());
-  }
-}
-
 // Scratch each timed run overwrites first: on a GPU more than its L2; none on
 // the CPU, where training has its small working set warm (bench_timing.h).
 std::size_t flush_bytes_for(Device device) { return device == Device::cuda ? 256u << 20 : 0; }
@@ -129,13 +118,11 @@ class Suite {
         Tensor q = random_tensor(*ops, {b, s, a, d}), kv = random_tensor(*ops, {b, s, g, 2, d});
         Tensor out = ops->empty({b, s, a, d}), dq = ops->empty({b, s, a, d}), dkv = ops->empty({b, s, g, 2, d});
         const double flops = 4 * dbl(b) * dbl(a) * dbl(s) * dbl(s) * dbl(d) * (backward ? 2 : 1);
-        unless_unimplemented(st, [&] {
-          Tensor saved = ops->attention_forward(q, kv, out);
-          Timer timer(*ops, flush_bytes());
-          timer.run(st, {flops, 0, label}, peak_, [&] {
-            if (backward) ops->attention_backward(out, q, kv, out, saved, dq, dkv);
-            else saved = ops->attention_forward(q, kv, out);
-          });
+        Tensor saved = ops->attention_forward(q, kv, out);
+        Timer timer(*ops, flush_bytes());
+        timer.run(st, {flops, 0, label}, peak_, [&] {
+          if (backward) ops->attention_backward(out, q, kv, out, saved, dq, dkv);
+          else saved = ops->attention_forward(q, kv, out);
         });
       })->Args({x_.b, x_.s, x_.a, x_.d, x_.g})->ArgNames({"b", "s", "heads", "d", "kv_heads"})
         ->UseManualTime()->Unit(benchmark::kMillisecond);
@@ -256,12 +243,10 @@ class Suite {
         Tensor x = random_tensor(*ops_, {n, h}), g = random_tensor(*ops_, {h}), y = ops_->empty({n, h});
         Tensor rstd = ops_->empty({n}, DType::f32), dg = ops_->zeros({h}, DType::f32);
         const double bytes = (backward ? 3 : 2) * x_.e * dbl(n * h) + 4 * dbl(n);
-        unless_unimplemented(st, [&] {
-          ops_->rmsnorm_forward(x, g, y, rstd);
-          timer_.run(st, {0, bytes, "memory"}, peak_, [&] {
-            if (backward) ops_->rmsnorm_backward(y, x, g, rstd, y, dg);
-            else ops_->rmsnorm_forward(x, g, y, rstd);
-          });
+        ops_->rmsnorm_forward(x, g, y, rstd);
+        timer_.run(st, {0, bytes, "memory"}, peak_, [&] {
+          if (backward) ops_->rmsnorm_backward(y, x, g, rstd, y, dg);
+          else ops_->rmsnorm_forward(x, g, y, rstd);
         });
       })->Args({x_.n, x_.h})->ArgNames({"n", "h"})->UseManualTime()->Unit(benchmark::kMillisecond);
   }
@@ -274,11 +259,9 @@ class Suite {
         const std::int64_t n = st.range(0), f = st.range(1);
         Tensor pre = random_tensor(*ops_, {n, 2 * f}), y = ops_->empty({n, f}), dpre = ops_->empty({n, 2 * f});
         const double bytes = (backward ? 5 : 3) * x_.e * dbl(n * f);
-        unless_unimplemented(st, [&] {
-          timer_.run(st, {0, bytes, "memory"}, peak_, [&] {
-            if (backward) ops_->swiglu_backward(y, pre, dpre);
-            else ops_->swiglu_forward(pre, y);
-          });
+        timer_.run(st, {0, bytes, "memory"}, peak_, [&] {
+          if (backward) ops_->swiglu_backward(y, pre, dpre);
+          else ops_->swiglu_forward(pre, y);
         });
       })->Args({x_.n, x_.f})->ArgNames({"n", "f"})->UseManualTime()->Unit(benchmark::kMillisecond);
   }
@@ -291,11 +274,9 @@ class Suite {
         const std::int64_t b = st.range(0), s = st.range(1), a = st.range(2), d = st.range(3), g = st.range(4);
         Tensor q = random_tensor(*ops_, {b, s, a, d}), kv = random_tensor(*ops_, {b, s, g, 2, d});
         const double bytes = 2 * x_.e * dbl(b * s * (a + g) * d), theta = cfg_.model.rope_theta;
-        unless_unimplemented(st, [&] {
-          timer_.run(st, {0, bytes, "memory"}, peak_, [&] {
-            if (backward) ops_->rope_backward(q, kv, theta);
-            else ops_->rope_forward(q, kv, theta);
-          });
+        timer_.run(st, {0, bytes, "memory"}, peak_, [&] {
+          if (backward) ops_->rope_backward(q, kv, theta);
+          else ops_->rope_forward(q, kv, theta);
         });
       })->Args({x_.b, x_.s, x_.a, x_.d, x_.g})->ArgNames({"b", "s", "heads", "d", "kv_heads"})
         ->UseManualTime()->Unit(benchmark::kMillisecond);

@@ -96,29 +96,4 @@ void Ops::adamw_multi(AdamWGroup& g, const AdamWParams& hp) {
   }
 }
 
-// TRANSITION (issue 19): every backend overrides these; the defaults go when both do.
-namespace {
-[[noreturn]] void not_implemented(const Ops& ops, const char* op) {
-  throw std::logic_error(std::string(op) + " is not implemented by the " + ops.name() + " backend");
-}
-}  // namespace
-
-Tensor Ops::attention_forward(const Tensor&, int, Tensor&) { not_implemented(*this, "attention_forward(qkv)"); }
-void Ops::attention_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, int, Tensor&) {
-  not_implemented(*this, "attention_backward(qkv)");
-}
-Tensor Ops::attention_forward(const Tensor&, const Tensor&, Tensor&) { not_implemented(*this, "attention_forward"); }
-void Ops::attention_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, Tensor&,
-                             Tensor&) {
-  not_implemented(*this, "attention_backward");
-}
-void Ops::rmsnorm_forward(const Tensor&, const Tensor&, Tensor&, Tensor&) { not_implemented(*this, "rmsnorm_forward"); }
-void Ops::rmsnorm_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor&) {
-  not_implemented(*this, "rmsnorm_backward");
-}
-void Ops::swiglu_forward(const Tensor&, Tensor&) { not_implemented(*this, "swiglu_forward"); }
-void Ops::swiglu_backward(const Tensor&, const Tensor&, Tensor&) { not_implemented(*this, "swiglu_backward"); }
-void Ops::rope_forward(Tensor&, Tensor&, double) { not_implemented(*this, "rope_forward"); }
-void Ops::rope_backward(Tensor&, Tensor&, double) { not_implemented(*this, "rope_backward"); }
-
 }  // namespace ptdp

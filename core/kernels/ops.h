@@ -123,42 +123,35 @@ class Ops {
   // The value of a 1-element f64 tensor; waits for the work queued before it.
   virtual double read_f64(const Tensor& scalar);
 
-  // --- causal self-attention core, qkv (b, s, a, 3, d) -> out (b, s, a, d) ------------
-  // TRANSITION (issue 19): replaced by the (q, kv) overloads below; each backend
-  // deletes its override when it implements those, and these go at the merge.
-  virtual Tensor attention_forward(const Tensor& qkv, int heads, Tensor& out);
-  virtual void attention_backward(const Tensor& dout, const Tensor& qkv, const Tensor& out, const Tensor& saved,
-                                  int heads, Tensor& dqkv);
-
   // --- causal self-attention core with grouped-query attention -------------------
   // q (b, s, a, d): this rank's a query heads; kv (b, s, g, 2, d): its g key/value
   // heads, k then v of each; g divides a and query head i reads kv head i/(a/g)
   // (g = a: multi-head attention). out (b, s, a, d). Scale 1/sqrt(d), causal.
   // Returns what the backward needs beyond q and kv (probabilities on the CPU,
   // log-sum-exp on a fused GPU kernel).
-  virtual Tensor attention_forward(const Tensor& q, const Tensor& kv, Tensor& out);
+  virtual Tensor attention_forward(const Tensor& q, const Tensor& kv, Tensor& out) = 0;
   // dq (b, s, a, d) and dkv (b, s, g, 2, d) overwritten. `out` is the forward's
   // output (a fused backward needs rowsum(dout ∘ out)).
   virtual void attention_backward(const Tensor& dout, const Tensor& q, const Tensor& kv, const Tensor& out,
-                                  const Tensor& saved, Tensor& dq, Tensor& dkv);
+                                  const Tensor& saved, Tensor& dq, Tensor& dkv) = 0;
 
   // --- RMSNorm over h (Llama's): y = x · rstd · gamma, rstd (n) fp32 = 1/sqrt(mean(x²) + eps),
   // eps = kLayerNormEps; x, y, dx (n, h), gamma (h); dgamma (h) fp32 accumulated (+=).
-  virtual void rmsnorm_forward(const Tensor& x, const Tensor& gamma, Tensor& y, Tensor& rstd);
+  virtual void rmsnorm_forward(const Tensor& x, const Tensor& gamma, Tensor& y, Tensor& rstd) = 0;
   virtual void rmsnorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& rstd,
-                                Tensor& dx, Tensor& dgamma);
+                                Tensor& dx, Tensor& dgamma) = 0;
 
   // --- SwiGLU: pre (n, 2f) holds [gate | up] in each row; y (n, f) = silu(gate) ∘ up,
   // silu(x) = x·sigmoid(x). dpre (n, 2f) overwritten from dy (n, f).
-  virtual void swiglu_forward(const Tensor& pre, Tensor& y);
-  virtual void swiglu_backward(const Tensor& dy, const Tensor& pre, Tensor& dpre);
+  virtual void swiglu_forward(const Tensor& pre, Tensor& y) = 0;
+  virtual void swiglu_backward(const Tensor& dy, const Tensor& pre, Tensor& dpre) = 0;
 
   // --- rotary position embedding, in place, rotate-half convention: in each head
   // the pairs (j, j + d/2), j < d/2, of the token at position p (its index in s)
   // turn by the angle p·theta^(-2j/d). forward rotates q (b, s, a, d) and the k
   // half of kv (b, s, g, 2, d); backward turns dq and dk back (the transpose).
-  virtual void rope_forward(Tensor& q, Tensor& kv, double theta);
-  virtual void rope_backward(Tensor& dq, Tensor& dkv, double theta);
+  virtual void rope_forward(Tensor& q, Tensor& kv, double theta) = 0;
+  virtual void rope_backward(Tensor& dq, Tensor& dkv, double theta) = 0;
 
   // --- vocabulary-parallel cross-entropy pieces; logits (n, Vt), per-row (n) fp32 ------
   virtual void ce_row_max(const Tensor& logits, Tensor& row_max) = 0;

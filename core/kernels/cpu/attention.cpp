@@ -2,7 +2,7 @@
 // Letters: b micro-batch, s sequence, a query heads, g kv heads, d head dim.
 // q, dq (b, s, a, d); kv, dkv (b, s, g, 2, d); out, dout (b, s, a, d); probs (b, a, s, s).
 // One (batch, query head) is a strided view: the kernels below see only offsets
-// and row strides, so the packed (b, s, a, 3, d) layout uses the same code.
+// and row strides.
 #include "core/kernels/cpu/attention.h"
 
 #include <algorithm>
@@ -26,11 +26,6 @@ Head gqa_head(std::int64_t ib, std::int64_t ih, std::int64_t s, std::int64_t a, 
   const std::int64_t j = ih / (a / g);  // the kv head this query head reads
   const std::int64_t k0 = (ib * s * g + j) * 2 * d;
   return {(ib * s * a + ih) * d, a * d, k0, k0 + d, g * 2 * d, (ib * s * a + ih) * d, a * d, (ib * a + ih) * s * s};
-}
-
-Head packed_head(std::int64_t ib, std::int64_t ih, std::int64_t s, std::int64_t a, std::int64_t d) {
-  const std::int64_t q0 = (ib * s * a + ih) * 3 * d;
-  return {q0, a * 3 * d, q0 + d, q0 + 2 * d, a * 3 * d, (ib * s * a + ih) * d, a * d, (ib * a + ih) * s * s};
 }
 
 template <class T>
@@ -117,36 +112,11 @@ void attention_backward(const T* dout, const T* q, const T* kv, const T* probs, 
       backward_head(dout, q, kv, probs, gqa_head(ib, ih, s, a, g, d), s, d, dq, dkv, ds);
 }
 
-template <class T>
-void attention_forward(const T* qkv, std::int64_t b, std::int64_t s, std::int64_t a, std::int64_t d, T* out,
-                       T* probs) {
-  for (std::int64_t ib = 0; ib < b; ++ib)
-    for (std::int64_t ih = 0; ih < a; ++ih) {
-      const Head hv = packed_head(ib, ih, s, a, d);
-      for (std::int64_t t = 0; t < s; ++t)
-        forward_row(qkv, qkv, hv, s, d, t, probs + hv.probs0 + t * s, out + hv.out0 + t * hv.out_row);
-    }
-}
-
-template <class T>
-void attention_backward(const T* dout, const T* qkv, const T* probs, std::int64_t b, std::int64_t s,
-                        std::int64_t a, std::int64_t d, T* dqkv) {
-  std::fill(dqkv, dqkv + b * s * a * 3 * d, T(0));
-  std::vector<T> ds(static_cast<std::size_t>(s));
-  for (std::int64_t ib = 0; ib < b; ++ib)
-    for (std::int64_t ih = 0; ih < a; ++ih)
-      backward_head(dout, qkv, qkv, probs, packed_head(ib, ih, s, a, d), s, d, dqkv, dqkv, ds);
-}
-
 #define PTDP_INSTANTIATE(T)                                                                                 \
   template void attention_forward<T>(const T*, const T*, std::int64_t, std::int64_t, std::int64_t,          \
                                      std::int64_t, std::int64_t, T*, T*);                                   \
   template void attention_backward<T>(const T*, const T*, const T*, const T*, std::int64_t, std::int64_t,   \
-                                      std::int64_t, std::int64_t, std::int64_t, T*, T*);                    \
-  template void attention_forward<T>(const T*, std::int64_t, std::int64_t, std::int64_t, std::int64_t, T*, \
-                                     T*);                                                                   \
-  template void attention_backward<T>(const T*, const T*, const T*, std::int64_t, std::int64_t,            \
-                                      std::int64_t, std::int64_t, T*);
+                                      std::int64_t, std::int64_t, std::int64_t, T*, T*);
 PTDP_INSTANTIATE(float)
 PTDP_INSTANTIATE(double)
 #undef PTDP_INSTANTIATE

@@ -20,14 +20,4 @@ template <class T>
 void attention_backward(const T* dout, const T* q, const T* kv, const T* probs, std::int64_t b,
                         std::int64_t s, std::int64_t a, std::int64_t g, std::int64_t d, T* dq, T* dkv);
 
-// TRANSITION (issue 19): the packed layout qkv (b, s, a, 3, d) of the old
-// Ops::attention_forward(qkv, heads, out), kept for tests/gpu until the CUDA
-// backend moves to (q, kv); the same kernels with other strides.
-template <class T>
-void attention_forward(const T* qkv, std::int64_t b, std::int64_t s, std::int64_t a,
-                       std::int64_t d, T* out, T* probs);
-template <class T>
-void attention_backward(const T* dout, const T* qkv, const T* probs, std::int64_t b,
-                        std::int64_t s, std::int64_t a, std::int64_t d, T* dqkv);
-
 }  // namespace ptdp::cpu

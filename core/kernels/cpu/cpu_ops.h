@@ -38,8 +38,6 @@ class CpuOps final : public Ops {
   void add(const Tensor& a, const Tensor& b, Tensor& out) override;
   void scale(Tensor& x, double alpha) override;
   double sum_squares(const Tensor& x) override;
-  using Ops::attention_forward;   // TRANSITION (issue 19): the packed qkv overloads stay
-  using Ops::attention_backward;  // the base's (they throw) until they go at the merge
   Tensor attention_forward(const Tensor& q, const Tensor& kv, Tensor& out) override;
   void attention_backward(const Tensor& dout, const Tensor& q, const Tensor& kv, const Tensor& out,
                           const Tensor& saved, Tensor& dq, Tensor& dkv) override;
