@@ -360,8 +360,19 @@ bool is_failure(PointStatus s) {
   return s == PointStatus::failed || s == PointStatus::timeout || s == PointStatus::oom;
 }
 
+// The SC'21 paper's experiments and the modern set's sources in one object, so
+// `ptdp sweep` finds the published values of either kind of sweep. Their ids are
+// distinct by construction; a clash would silently swap values, so it throws.
 json load_reference_experiments() {
-  return load_reference_experiments(std::filesystem::path(PTDP_SOURCE_DIR) / "report" / "reference" / "megatron-sc21.json");
+  const std::filesystem::path dir = std::filesystem::path(PTDP_SOURCE_DIR) / "report" / "reference";
+  json all = load_reference_experiments(dir / "megatron-sc21.json");
+  const json modern = load_reference_experiments(dir / "modern-runs.json");
+  for (auto it = modern.begin(); it != modern.end(); ++it) {
+    const std::string& id = it.key();
+    if (all.contains(id)) throw std::runtime_error("reference experiment \"" + id + "\" is in both megatron-sc21.json and modern-runs.json");
+    all[id] = it.value();
+  }
+  return all;
 }
 
 json load_reference_experiments(const std::filesystem::path& file) {

@@ -96,7 +96,9 @@ inline constexpr std::int64_t kDefaultMaxSweepPoints = 5000;
 Sweep load_sweep(const std::filesystem::path& file, const std::filesystem::path& machines_dir,
                  const nlohmann::json* reference, std::int64_t max_points = kDefaultMaxSweepPoints);
 
-// The paper's "experiments" object shipped with the project.
+// Every published experiment shipped with the project: the paper's
+// (report/reference/megatron-sc21.json) and the modern set's sources
+// (report/reference/modern-runs.json), one "experiments" object.
 nlohmann::json load_reference_experiments();
 // The "experiments" object of a reference document (report/reference/*.json); {} when the file is absent.
 nlohmann::json load_reference_experiments(const std::filesystem::path& file);

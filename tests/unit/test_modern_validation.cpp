@@ -70,6 +70,21 @@ TEST(ModernValidation, EveryRunFindsItsPublishedValueAndItsSource) {
     }
 }
 
+// `ptdp sweep` reads the shipped reference: a modern sweep projects with its published values.
+TEST(CliSweep, AModernSweepRunsWithItsPublishedValues) {
+  const nlohmann::json shipped = load_reference_experiments();
+  for (const auto& file : modern_sweep_files())
+    for (const SweepPoint& p : load_sweep(file, default_machines_dir(), &shipped).points)
+      EXPECT_TRUE(p.paper.has_value()) << file << " " << p.label;
+  test::ScratchDir dir("sweep-modern");
+  const std::string sweep = (std::filesystem::path(PTDP_SOURCE_DIR) / "sweeps/modern/llama3.json").string();
+  const auto r = test::run_command(test::ptdp_cli() + " sweep " + sweep + " --mode project --out s.json", dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(test::read_file(dir.path() / "s.json"));
+  ASSERT_FALSE(j["points"].empty()) << j.dump().substr(0, 400);
+  EXPECT_TRUE(j["points"][0].dump().find("430") != std::string::npos) << j["points"][0].dump().substr(0, 600);
+}
+
 TEST(CliValidate, ModernSetWritesSourcesAndOverallAndRefusesAnUnknownSet) {
   test::ScratchDir dir("validate-modern");
   const auto r = test::run_command(test::ptdp_cli() + " validate --set modern --quiet --out m.json", dir);
