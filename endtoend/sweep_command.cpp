@@ -61,6 +61,10 @@ Command add_sweep_command(CLI::App& app) {
   sub->add_option("--timeout", o->timeout_s, "Seconds a point may take (default 120 projected, 1800 measured)");
   sub->add_option("--max-ranks", o->max_ranks, "Most ranks a measured CPU point may use on this machine")
       ->capture_default_str();
+  sub->add_option("--launcher", o->launcher,
+                  "How measured points start their ranks: mpirun (default), srun, or a template with {ranks}, "
+                  "{nodes}, {ranks_per_node}, {gpus_per_node} and {cmd}, e.g. \"mpirun -H a,b -np {ranks} {cmd}\"")
+      ->capture_default_str();
   sub->add_option("--max-points", o->max_points,
                   "Refuse a sweep that expands to more points than this (counted before expanding)")
       ->capture_default_str()

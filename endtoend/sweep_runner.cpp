@@ -38,14 +38,6 @@ std::string device_of(const SweepPoint& p) { return device_name(p.config.machine
 
 std::string self_path() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
 
-std::vector<std::string> mpirun_prefix(int ranks) {
-  std::vector<std::string> argv{PTDP_MPIEXEC};
-  if (geteuid() == 0) argv.push_back("--allow-run-as-root");
-  if (ranks > static_cast<int>(std::thread::hardware_concurrency())) argv.push_back("--oversubscribe");
-  argv.insert(argv.end(), {"-np", std::to_string(ranks)});
-  return argv;
-}
-
 std::string last_lines(const std::filesystem::path& log, int n) {
   std::ifstream in(log);
   std::deque<std::string> lines;
@@ -60,8 +52,8 @@ std::string last_lines(const std::filesystem::path& log, int n) {
 
 class Runner {
  public:
-  Runner(const SweepOptions& o, const Sweep& s, SweepResults& r, std::filesystem::path work)
-      : opt_(o), sweep_(s), results_(r), work_(std::move(work)) {}
+  Runner(const SweepOptions& o, const Sweep& s, SweepResults& r, std::filesystem::path work, Launcher launcher)
+      : opt_(o), sweep_(s), results_(r), work_(std::move(work)), launcher_(std::move(launcher)) {}
 
   // Runs the tasks; on SIGTERM, SIGINT or SIGHUP ends the running points'
   // processes and then this process by the same signal.
@@ -110,13 +102,14 @@ class Runner {
       const std::string config = stem + "-config.json";
       write_json_atomic(config, t.point->config_json);
       r.config = config;
-      if (ranks > 1) argv = mpirun_prefix(ranks);
-      argv.insert(argv.end(), {self_path(), "train", "--config", config, "--device", device_of(*t.point),
-                               "--iterations", std::to_string(sweep_.train_iterations), "--warmup",
-                               std::to_string(sweep_.train_warmup), "--out", r.output.string()});
+      argv = {self_path(), "train", "--config", config, "--device", device_of(*t.point), "--iterations",
+              std::to_string(sweep_.train_iterations), "--warmup", std::to_string(sweep_.train_warmup), "--out",
+              r.output.string()};
       if (opt_.crash_point == t.point->index) argv.insert(argv.end(), {"--fault", "kill:0:1"});
       if (opt_.oom_point == t.point->index)
         argv.insert(argv.end(), {"--fault", "oom:" + std::to_string(ranks - 1) + ":1"});
+      // exec: the launcher itself is the child, so it gets the SIGTERM sent when the runner dies.
+      argv = {"/bin/sh", "-c", "exec " + launcher_.command_line(launch_shape(ranks, t.point->config.machine), argv)};
     }
     r.child = std::make_unique<ChildProcess>(argv, r.log);
     running_.push_back(std::move(r));
@@ -238,6 +231,7 @@ class Runner {
   const Sweep& sweep_;
   SweepResults& results_;
   std::filesystem::path work_;
+  Launcher launcher_;
   std::vector<Running> running_;
   int total_ = 0, done_ = 0, failed_ = 0, rejected_ = 0;
   double elapsed_ = 0;
@@ -272,6 +266,13 @@ std::deque<Task> plan_tasks(const Sweep& sweep, const SweepOptions& o, const Swe
 
 int run_sweep(const SweepOptions& options) {
   SweepOptions o = options;
+  std::optional<Launcher> launcher;
+  try {
+    launcher = Launcher::parse(o.launcher, PTDP_MPIEXEC);
+  } catch (const LauncherRefused& e) {
+    std::fprintf(stderr, "ptdp sweep: --launcher: %s\n", e.what());
+    return kExitRefused;
+  }
   const nlohmann::json reference = load_reference_experiments();
   Sweep sweep;
   try {
@@ -297,7 +298,7 @@ int run_sweep(const SweepOptions& options) {
     std::deque<Task> tasks = plan_tasks(sweep, o, results, resumed);
     std::printf("ptdp sweep %s: %zu points (%d valid), %d already done, %zu to run -> %s\n", sweep.name.c_str(),
                 sweep.points.size(), sweep.valid_points(), resumed, tasks.size(), o.out.c_str());
-    Runner runner(o, sweep, results, work);
+    Runner runner(o, sweep, results, work, *launcher);
     const InterruptWatch interrupt;
     return runner.run(std::move(tasks), interrupt);
   } catch (const std::runtime_error& e) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "core/launch/launcher.h"
 #include "core/sweep/sweep.h"
 
 namespace ptdp::cli {
@@ -19,6 +20,7 @@ struct SweepOptions {
   int jobs = 1;            // projections in parallel (measurements run one at a time)
   double timeout_s = 0;    // per point; 0: 120 s projected, 1800 s measured
   int max_ranks = 8;       // the most ranks a measured CPU point may use here
+  std::string launcher = "mpirun";  // --launcher: a preset or template (core/launch/launcher.h)
   std::int64_t max_points = kDefaultMaxSweepPoints;  // a sweep expanding to more is refused before anything runs
   int delay_ms = 0;        // testing aid: each projected point sleeps this long first
   int crash_point = -1;    // testing aid: this point's process crashes
