@@ -2,6 +2,7 @@
 // and NEW by configuration, deltas per matched pair and the regression rule.
 #include "core/metrics/compare.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <initializer_list>
@@ -9,6 +10,7 @@
 #include <utility>
 
 #include "core/config/json_read.h"
+#include "core/metrics/noise_test.h"
 #include "core/metrics/result_io.h"
 
 namespace ptdp {
@@ -57,6 +59,26 @@ std::string gated_problem(const json& r, std::initializer_list<const char*> path
   return "";
 }
 
+// Why metrics.iteration_s.samples of `r`, when present, is not a list of
+// finite positive numbers, or "" (absent is fine: the row says it has none).
+std::string samples_problem(const json& r) {
+  const json* s = at_path(r, {"metrics", "iteration_s", "samples"});
+  if (s == nullptr || s->is_null()) return "";
+  if (!s->is_array()) return "metrics.iteration_s.samples is not a list (got " + json_excerpt(*s) + ")";
+  for (std::size_t i = 0; i < s->size(); ++i) {
+    const json& v = (*s)[i];
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0)
+      return "metrics.iteration_s.samples[" + std::to_string(i) + "] is not a finite positive number (got " +
+             json_excerpt(v) + ")";
+  }
+  return "";
+}
+
+std::vector<double> samples_of(const json& r) {
+  const json* s = at_path(r, {"metrics", "iteration_s", "samples"});
+  return s != nullptr && s->is_array() ? s->get<std::vector<double>>() : std::vector<double>{};
+}
+
 // Why entry `e` has no result to compare (a failed or unmeasured point), or "".
 std::string missing_result(const CompareEntry& e) {
   if (e.status != "ok" && e.status != "does_not_fit")
@@ -80,6 +102,7 @@ std::string unusable_pair(const CompareEntry& b, const CompareEntry& n) {
     }
     add(side, gated_problem(e->result, {"metrics", "model_tflops_per_gpu"}));
     add(side, gated_problem(e->result, {"metrics", "iteration_s", "median"}));
+    add(side, samples_problem(e->result));
   }
   return why;
 }
@@ -158,7 +181,39 @@ std::optional<double> bubble_of(const json& r) {
   return measured ? measured : number_at(r, {"metrics", "bubble", "simulated"});
 }
 
-CompareRow make_row(const CompareEntry& b, const CompareEntry& n, double threshold_pct) {
+std::string fixed(double v, int digits) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.*f", digits, v);
+  return text;
+}
+
+// The noise test on the pair's iteration-time samples, or why there is none:
+// a projection's single value, or too few samples for p to ever reach alpha.
+NoiseCheck noise_check(const json& b, const json& n, ResultMode mode, double alpha) {
+  const std::vector<double> base = samples_of(b), now = samples_of(n);
+  NoiseCheck c;
+  c.base_samples = static_cast<int>(base.size());
+  c.new_samples = static_cast<int>(now.size());
+  if (!base.empty()) c.base_spread = spread_of(base);
+  if (mode != ResultMode::measured) {
+    c.not_tested = "a projection: one deterministic value, gated on the threshold alone";
+    return c;
+  }
+  const double floor = base.empty() || now.empty() ? 1 : min_attainable_p(c.base_samples, c.new_samples);
+  if (floor > alpha) {
+    c.not_tested = "too few samples for the noise test (" + std::to_string(c.base_samples) + " and " +
+                   std::to_string(c.new_samples) + ": its smallest p is " + fixed(floor, 3) + " > alpha " +
+                   fixed(alpha, 3) + "), gated on the threshold alone";
+    return c;
+  }
+  const RankTest t = mann_whitney_greater(base, now);
+  c.p_value = t.p;
+  c.exact = t.exact;
+  c.beyond_spread = spread_of(now).median > c.base_spread->upper_fence;
+  return c;
+}
+
+CompareRow make_row(const CompareEntry& b, const CompareEntry& n, double threshold_pct, double alpha) {
   CompareRow row;
   row.identity = b.identity;
   row.label = b.label;
@@ -169,7 +224,10 @@ CompareRow make_row(const CompareEntry& b, const CompareEntry& n, double thresho
                              number_at(n.result, {"metrics", "iteration_s", "median"}));
   row.memory = delta_of(memory_of(b.result), memory_of(n.result));
   row.bubble = delta_of(bubble_of(b.result), bubble_of(n.result));
-  row.regressed = regresses(row, threshold_pct);
+  row.noise = noise_check(b.result, n.result, b.mode, alpha);
+  row.beyond_threshold = regresses(row, threshold_pct);
+  const bool not_noise = !row.noise.p_value || (*row.noise.p_value <= alpha && row.noise.beyond_spread);
+  row.regressed = row.beyond_threshold && not_noise;
   if (b.status == "ok" && n.status == "does_not_fit") {
     row.regressed = true;
     row.note = "no longer fits in memory";
@@ -189,6 +247,22 @@ json to_json(const std::optional<double>& v) { return v ? json(*v) : json(nullpt
 
 json to_json(const MetricDelta& d) {
   return {{"base", to_json(d.base)}, {"new", to_json(d.now)}, {"delta_pct", to_json(d.delta_pct)}};
+}
+
+json to_json(const Spread& s) {
+  return {{"min", s.min}, {"q1", s.q1}, {"median", s.median}, {"q3", s.q3}, {"max", s.max}, {"upper_fence", s.upper_fence}};
+}
+
+json to_json(const NoiseCheck& n, double alpha) {
+  json j = {{"test", "mann-whitney-u, one-sided (NEW slower)"},
+            {"samples", {{"base", n.base_samples}, {"new", n.new_samples}}},
+            {"base_spread_s", n.base_spread ? to_json(*n.base_spread) : json(nullptr)},
+            {"p_value", to_json(n.p_value)},
+            {"exact", n.p_value ? json(n.exact) : json(nullptr)},
+            {"significant", n.p_value ? json(*n.p_value <= alpha) : json(nullptr)},
+            {"beyond_spread", n.p_value ? json(n.beyond_spread) : json(nullptr)}};
+  if (!n.not_tested.empty()) j["not_tested"] = n.not_tested;
+  return j;
 }
 
 }  // namespace
@@ -214,11 +288,13 @@ bool regresses(const CompareRow& row, double threshold_pct) {
 }
 
 Comparison compare_results(const std::vector<CompareEntry>& base, const std::vector<CompareEntry>& now,
-                           double threshold_pct) {
+                           double threshold_pct, double alpha) {
   if (!std::isfinite(threshold_pct) || threshold_pct < 0)
     throw std::invalid_argument("the threshold must be a finite number >= 0");
+  if (!(alpha > 0 && alpha < 1)) throw std::invalid_argument("alpha must be a number between 0 and 1");
   Comparison c;
   c.threshold_pct = threshold_pct;
+  c.alpha = alpha;
   std::vector<bool> used(now.size(), false);
   std::vector<const CompareEntry*> unmatched;
   for (const auto& b : base) {
@@ -233,7 +309,7 @@ Comparison compare_results(const std::vector<CompareEntry>& base, const std::vec
       c.unusable.push_back(described(b) + ": " + why);
       continue;
     }
-    c.rows.push_back(make_row(b, n, threshold_pct));
+    c.rows.push_back(make_row(b, n, threshold_pct, alpha));
     if (c.rows.back().regressed) ++c.regressions;
   }
   for (const CompareEntry* b : unmatched) {
@@ -258,13 +334,14 @@ json to_json(const Comparison& c) {
   json rows = json::array(), modes = json::array();
   for (const auto& r : c.rows) {
     rows.push_back({{"label", r.label}, {"key", r.identity}, {"mode", to_string(r.mode)}, {"regressed", r.regressed},
+                    {"beyond_threshold", r.beyond_threshold}, {"noise", to_json(r.noise, c.alpha)},
                     {"model_tflops_per_gpu", to_json(r.tflops)}, {"iteration_s", to_json(r.iteration_s)},
                     {"memory_bytes", to_json(r.memory)}, {"bubble", to_json(r.bubble)}});
     if (!r.note.empty()) rows.back()["note"] = r.note;
   }
   for (const auto& m : c.mode_differs)
     modes.push_back({{"label", m.label}, {"key", m.identity}, {"base_mode", to_string(m.base_mode)}, {"new_mode", to_string(m.new_mode)}});
-  return {{"schema", kCompareSchema},   {"threshold_pct", c.threshold_pct}, {"matched", c.rows.size()},
+  return {{"schema", kCompareSchema},   {"threshold_pct", c.threshold_pct}, {"alpha", c.alpha}, {"matched", c.rows.size()},
           {"regressions", c.regressions}, {"rows", rows},                   {"mode_differs", modes},
           {"only_in_base", c.only_in_base}, {"only_in_new", c.only_in_new}, {"unusable", c.unusable}};
 }

@@ -1,6 +1,8 @@
 // Comparing two result files (a run or a sweep each): entries matched by
 // configuration, relative deltas of throughput, iteration time, memory and
-// bubble, and the regression rule `ptdp compare` gates CI on.
+// bubble, and the regression rule `ptdp compare` gates CI on: a median beyond
+// the threshold that the noise test (noise_test.h) on the iteration-time
+// samples says is not noise.
 #pragma once
 #include <filesystem>
 #include <optional>
@@ -9,11 +11,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/metrics/noise_test.h"
 #include "core/metrics/result.h"
 
 namespace ptdp {
 
-inline constexpr const char* kCompareSchema = "ptdp.compare/1";
+// /2: "regressed" also needs the noise test; rows carry "beyond_threshold" and "noise".
+inline constexpr const char* kCompareSchema = "ptdp.compare/2";
+inline constexpr double kDefaultAlpha = 0.05;
 
 // One result taken from a file: a whole ptdp.result/2, or one sweep point's.
 struct CompareEntry {
@@ -40,6 +45,20 @@ struct MetricDelta {
   std::optional<double> base, now, delta_pct;
 };
 
+// The noise test of a matched pair on its iteration-time samples
+// (metrics.iteration_s.samples; TFLOP/s is derived from them): NEW slower by
+// a one-sided Mann–Whitney test, and NEW's median beyond BASE's upper fence.
+struct NoiseCheck {
+  int base_samples = 0, new_samples = 0;
+  std::optional<Spread> base_spread;  // BASE's measured spread (absent without samples)
+  std::optional<double> p_value;      // one-sided Mann–Whitney; absent when not tested
+  bool exact = false;                 // p from the exact distribution
+  bool beyond_spread = false;         // NEW's median above base_spread->upper_fence (when tested)
+  // Why there is no p-value, so the gate fell back to the threshold alone:
+  // "a projection: ...", "too few samples for the noise test ...".
+  std::string not_tested;
+};
+
 struct CompareRow {
   std::string identity, label;
   ResultMode mode = ResultMode::projected;
@@ -47,6 +66,10 @@ struct CompareRow {
   MetricDelta iteration_s;  // metrics.iteration_s.median
   MetricDelta memory;       // metrics.memory_bytes.peak_measured, else .model.total
   MetricDelta bubble;       // metrics.bubble.measured, else .simulated
+  NoiseCheck noise;
+  bool beyond_threshold = false;  // regresses(): the medians alone
+  // Beyond the threshold and not noise: p <= alpha and beyond BASE's spread,
+  // or no test possible.
   bool regressed = false;
   std::string note;         // why it regressed beyond the figures: "no longer fits in memory"
 };
@@ -60,6 +83,7 @@ struct ModeMismatch {
 
 struct Comparison {
   double threshold_pct = 5;
+  double alpha = kDefaultAlpha;             // the noise test's significance level
   std::vector<CompareRow> rows;             // matched pairs, in BASE's order
   std::vector<ModeMismatch> mode_differs;   // same configuration, different modes
   std::vector<std::string> only_in_base;    // labels of unmatched entries
@@ -78,13 +102,19 @@ bool regresses(const CompareRow& row, double threshold_pct);
 
 // Matches entries with the same identity and mode (in order, when a side
 // repeats one); left-over entries whose identity matches but mode does not
-// become mode mismatches; the rest are only on one side. A pair that fitted in
-// memory in BASE but not in NEW regresses. Throws std::invalid_argument for a
-// threshold that is not a finite number >= 0.
+// become mode mismatches; the rest are only on one side. A pair regresses when
+// it is beyond the threshold and its iteration times say it is not noise: NEW
+// slower at significance `alpha`, and NEW's median above BASE's upper fence
+// (the test alone flags a rerun whose whole run was slowed by the machine:
+// docs/ci-gate.md). Where the samples are too few for the test to reach alpha
+// (a projection's one value, or fewer than 3 a side at 0.05) the threshold
+// alone decides and the row says so. A pair that fitted in memory in BASE but
+// not in NEW regresses. Throws std::invalid_argument for a threshold that is
+// not a finite number >= 0 or an alpha outside (0, 1).
 Comparison compare_results(const std::vector<CompareEntry>& base, const std::vector<CompareEntry>& now,
-                           double threshold_pct);
+                           double threshold_pct, double alpha = kDefaultAlpha);
 
-// {"schema": "ptdp.compare/1", "threshold_pct", "matched", "regressions",
+// {"schema": "ptdp.compare/2", "threshold_pct", "alpha", "matched", "regressions",
 //  "rows": [...], "mode_differs": [...], "only_in_base": [...], "only_in_new": [...], "unusable": [...]}.
 nlohmann::json to_json(const Comparison& c);
 

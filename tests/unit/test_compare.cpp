@@ -159,7 +159,7 @@ TEST(Compare, ASweepWithBothModesMatchesEachModeWithItsOwn) {
 
 TEST(Compare, ToJsonCarriesRowsAndCounts) {
   const json j = to_json(compare(result("measured", 8, 200, 1), result("measured", 8, 100, 1)));
-  EXPECT_EQ(j["schema"], "ptdp.compare/1");
+  EXPECT_EQ(j["schema"], "ptdp.compare/2");
   EXPECT_EQ(j["matched"], 1);
   EXPECT_EQ(j["regressions"], 1);
   EXPECT_EQ(j["rows"][0]["regressed"], true);
