@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
                                                     ptdp::cli::add_project_command(app),
                                                     ptdp::cli::add_validate_command(app),
                                                     ptdp::cli::add_compare_command(app),
+                                                    ptdp::cli::add_history_command(app),
                                                     ptdp::cli::add_sweep_command(app),
                                                     ptdp::cli::add_calibrate_command(app),
                                                     ptdp::cli::add_sweep_point_command(app),

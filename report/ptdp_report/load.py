@@ -54,7 +54,8 @@ def warn_stderr(message):
 
 
 # Files ptdp writes next to sweep results that the report does not draw.
-COMPANIONS = ("ptdp.validation/1", "ptdp.compare/1", "ptdp.ablation/1", "ptdp.closure/1")
+COMPANIONS = ("ptdp.validation/1", "ptdp.compare/1", "ptdp.compare/2", "ptdp.history/1", "ptdp.ablation/1",
+              "ptdp.closure/1")
 
 
 def read_results_file(path, warn):
