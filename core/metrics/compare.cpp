@@ -2,7 +2,6 @@
 // and NEW by configuration, deltas per matched pair and the regression rule.
 #include "core/metrics/compare.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <initializer_list>

@@ -1,6 +1,7 @@
 // Is NEW slower than BASE, or is the difference noise? A one-sided
 // Mann–Whitney U (Wilcoxon rank-sum) test on two sets of iteration times,
-// the test `ptdp compare` gates on.
+// and the spread of one set (quartiles, Tukey's upper fence): what `ptdp
+// compare` gates on (compare.h says how the two combine).
 //
 // Why this test: it needs no assumption about the shape of the timing
 // distribution (iteration times are skewed, with rare slow outliers), it
