@@ -16,10 +16,11 @@ void print_refused(const std::string& command, const ConfigErrors& errors) {
   for (const auto& e : errors) std::fprintf(stderr, "  %s: %s\n", e.field.c_str(), e.message.c_str());
 }
 
-ConfigErrors load_checked_config(const std::string& file, int world_size, Config& out, bool& read) {
+ConfigErrors load_checked_config(const std::string& file, int world_size, Config& out, bool& read,
+                                 const MachineAtHand& at_hand) {
   read = false;
   try {
-    out = load_config(file, default_machines_dir());
+    out = load_config(file, default_machines_dir(), at_hand);
   } catch (const ConfigRefused& e) {
     return e.errors();
   }

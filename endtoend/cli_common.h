@@ -14,8 +14,10 @@ void print_refused(const std::string& command, const ConfigErrors& errors);
 
 // Reads the config in `file` into `out` and validates it for `world_size`
 // ranks (0: any). Returns every problem; `read` tells whether `out` was read
-// (so further checks of its fields make sense).
-ConfigErrors load_checked_config(const std::string& file, int world_size, Config& out, bool& read);
+// (so further checks of its fields make sense). `at_hand`: the machine of a
+// config that names none (config.h; empty: refused).
+ConfigErrors load_checked_config(const std::string& file, int world_size, Config& out, bool& read,
+                                 const MachineAtHand& at_hand = {});
 
 // What the runtime needs of a config to run it on `device` (train, slice): the
 // device is usable, the precision is the device's, the attention path exists,

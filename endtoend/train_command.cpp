@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/checkpoint/hf_gpt2_export.h"
+#include "core/comm/placement.h"
 #include "core/comm/world.h"
 #include "core/config/config.h"
 #include "core/runtime/backend.h"
@@ -36,8 +37,13 @@ ConfigErrors check_train_args(const TrainArgs& a, const Config& cfg) {
     e.push_back({"model.vocab", "--data trains on bytes: model.vocab=" + std::to_string(cfg.model.vocab) +
                                     " must be at least 256"});
   if (!(a.comm_timeout_s > 0)) e.push_back({"--comm-timeout", "--comm-timeout must be positive"});
-  if (!a.fault.empty() && !parse_fault(a.fault))
-    e.push_back({"--fault", "--fault=" + a.fault + " is not KIND:RANK:ITERATION with KIND kill, hang, oom, alloc or nan"});
+  const std::optional<Fault> fault = parse_fault(a.fault);
+  if (!a.fault.empty() && !fault)
+    e.push_back({"--fault", "--fault=" + a.fault + " is not KIND:RANK:ITERATION with KIND kill, hang, oom, alloc or "
+                            "nan, nor slow:RANK:FACTOR with FACTOR a number >= 1"});
+  else if (fault && (fault->rank < 0 || fault->rank >= cfg.plan.world_size()))
+    e.push_back({"--fault", "--fault=" + a.fault + ": rank " + std::to_string(fault->rank) + " is not in the world of " +
+                            std::to_string(cfg.plan.world_size()) + " ranks"});
   for (const auto& [option, value] : {std::pair{"--init-hf", &a.init_hf}, {"--export-hf", &a.export_hf}})
     if (!value->empty())
       for (auto& err : hf_gpt2_block_problems(cfg.model, option)) e.push_back(std::move(err));
@@ -79,13 +85,32 @@ std::vector<OutputOption> hf_outputs(const std::string& dir) {
   return out;
 }
 
+// The hardware of this run; `hw.detected` set when the config names no
+// machine and the one at hand is taken (only `ptdp train` allows that).
+MachineAtHand machine_at_hand_of(Hardware& hw) {
+  return [&hw] {
+    hw.detected = true;
+    return machine_at_hand(hw, default_machines_dir());
+  };
+}
+
+// Warnings for a named profile that contradicts the hardware; recorded in the result too.
+void check_named_machine(const Config& cfg, Hardware& hw, bool root) {
+  hw.profile = cfg.machine.name;
+  if (hw.detected) return;
+  hw.mismatch = hardware_mismatches(cfg.machine, hw);
+  if (root)
+    for (const std::string& w : hw.mismatch) std::fprintf(stderr, "ptdp train: warning: %s\n", w.c_str());
+}
+
 int run(const TrainArgs& args) {
   WorldSession session(args.comm_timeout_s);
   Communicator& world = session.world();
   const bool root = world.rank() == 0;  // only rank 0 prints refusals
+  Hardware hw = detect_hardware(args.device, gather_placement(world), world.rank());
   Config cfg;
   bool read = false;
-  ConfigErrors errors = load_checked_config(args.config, world.size(), cfg, read);
+  ConfigErrors errors = load_checked_config(args.config, world.size(), cfg, read, machine_at_hand_of(hw));
   if (read)
     for (auto& e : check_train_args(args, cfg)) errors.push_back(std::move(e));
   if (errors.empty() && !args.allow_oversubscribe_memory) errors = check_train_memory(cfg, args.device, world);
@@ -97,6 +122,7 @@ int run(const TrainArgs& args) {
   }
   if (root)
     for (const std::string& w : runnable_warnings(cfg)) std::fprintf(stderr, "ptdp train: warning: %s\n", w.c_str());
+  check_named_machine(cfg, hw, root);
   // Only rank 0 writes, so only it checks; every rank learns the verdict before any work.
   std::vector<OutputOption> outputs{{"--trace", args.trace}, {"--out", args.out}};
   for (OutputOption& o : hf_outputs(args.export_hf)) outputs.push_back(std::move(o));
@@ -108,7 +134,7 @@ int run(const TrainArgs& args) {
     return kExitRefused;
   }
   try {
-    return train_and_report(cfg, args, world, session.library_version(), initial ? &*initial : nullptr);
+    return train_and_report(cfg, args, world, session.library_version(), hw, initial ? &*initial : nullptr);
   } catch (const OutOfMemory& e) {
     return out_of_memory(e.what(), world);
   } catch (const std::bad_alloc&) {  // a host allocation outside the tensor allocator
@@ -127,7 +153,9 @@ Command add_train_command(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
   CLI::App* sub = app.add_subcommand("train", "Train a GPT for real and write a measured result JSON.\n"
                                               "Multi-rank: mpirun -np N ptdp train --config FILE (N = tp·pp·dp).");
-  sub->add_option("--config", args->config, "Config JSON: {\"model\", \"plan\", \"machine\", \"optimizer\"}")
+  sub->add_option("--config", args->config,
+                  "Config JSON: {\"model\", \"plan\", \"machine\", \"optimizer\"}; without \"machine\", the "
+                  "machine at hand (cpu-host, or the GPU's profile by its name)")
       ->required()
       ->check(CLI::ExistingFile);
   sub->add_option("--iterations", args->iterations, "Iterations to run, warm-up included")->capture_default_str();
@@ -157,7 +185,9 @@ Command add_train_command(CLI::App& app) {
   sub->add_option("--fault", args->fault,
                   "Testing aid: KIND:RANK:ITERATION makes RANK die (kill), stop answering (hang), run out of device memory "
                   "(oom), fail a host allocation (alloc: std::bad_alloc) "
-                  "or read a NaN loss (nan) at ITERATION, to check that the job ends instead of hanging");
+                  "or read a NaN loss (nan) at ITERATION, to check that the job ends instead of hanging; "
+                  "slow:RANK:FACTOR makes RANK's forwards and backwards take FACTOR (>= 1) times as long, "
+                  "a planted straggler for the summary to find");
   sub->add_option("--save", args->save, "Save checkpoints into this folder (DIR/iter_NNNNNNN, DIR/latest; "
                                         "docs/checkpoint-format.md); at the last iteration and every --save-every");
   sub->add_option("--save-every", args->save_every, "Also save after every N iterations")->capture_default_str();

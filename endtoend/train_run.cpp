@@ -28,7 +28,9 @@ std::unique_ptr<TokenSource> make_data(const Config& cfg, const TrainArgs& args)
 }
 
 void inject(const std::optional<Fault>& fault, int rank, int iteration) {
-  if (!fault || fault->rank != rank || fault->iteration != iteration || fault->kind == Fault::Kind::nan) return;
+  if (!fault || fault->rank != rank || fault->iteration != iteration || fault->kind == Fault::Kind::nan ||
+      fault->kind == Fault::Kind::slow)
+    return;
   static constexpr const char* kName[] = {"kill", "hang", "oom", "alloc", "nan"};  // Fault::Kind order
   std::fprintf(stderr, "ptdp train: rank %d: injected fault (%s) at iteration %d\n", rank,
                kName[static_cast<int>(fault->kind)], iteration);
@@ -93,6 +95,25 @@ void print_summary(const RunResult& r, const std::string& out) {
                 static_cast<double>(r.projected->memory.peak_model()) / (1 << 20));
 }
 
+// Several ranks: the slowest rank (and node, with several hosts) against the median.
+void print_stragglers(const RunResult& r) {
+  const auto s = straggler_summary(r.ranks);
+  if (r.ranks.size() < 2 || !s) return;
+  for (const std::string& line : describe(*s, r.hardware ? r.hardware->hosts : 1))
+    std::printf("ptdp train: %s\n", line.c_str());
+}
+
+// The trace's track of each rank: "rank 3 (t1 d1 p0) @ host-a".
+std::vector<std::string> track_names(const RunResult& r, const ProcessGroups& groups) {
+  std::vector<std::string> names;
+  for (std::size_t rank = 0; rank < r.ranks.size(); ++rank) {
+    const Coord c = groups.topology.coord(static_cast<int>(rank));
+    names.push_back("rank " + std::to_string(rank) + " (t" + std::to_string(c.tp) + " d" + std::to_string(c.dp) +
+                    " p" + std::to_string(c.pp) + ") @ " + r.ranks[rank].host);
+  }
+  return names;
+}
+
 // The trained weights gathered from every rank (collective over `world`), and
 // on rank 0 the Hugging Face folder staged with the run's other outputs.
 void stage_hf_export(OutputFiles& files, const Config& cfg, const TrainArgs& args, Trainer& trainer, Ops& ops,
@@ -109,6 +130,12 @@ std::optional<Fault> parse_fault(const std::string& text) {
   Fault f;
   char kind[8] = "";
   char tail = 0;
+  if (text.rfind("slow:", 0) == 0) {
+    f.kind = Fault::Kind::slow;
+    const bool read = std::sscanf(text.c_str(), "slow:%d:%lf%c", &f.rank, &f.factor, &tail) == 2;
+    if (!read || !std::isfinite(f.factor) || f.factor < 1) return std::nullopt;
+    return f;
+  }
   if (std::sscanf(text.c_str(), "%7[a-z]:%d:%d%c", kind, &f.rank, &f.iteration, &tail) != 3) return std::nullopt;
   const std::string k = kind;
   if (k == "kill") f.kind = Fault::Kind::kill;
@@ -120,7 +147,7 @@ std::optional<Fault> parse_fault(const std::string& text) {
 }
 
 int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& world, const std::string& mpi_version,
-                     const FullParams* initial) {
+                     const Hardware& hardware, const FullParams* initial) {
   const bool root = world.rank() == 0;
   Backend backend = make_backend(args.device, cfg, world, args.comm_timeout_s);
   Ops& ops = *backend.ops;
@@ -132,6 +159,8 @@ int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& wor
   InitialWeights start;
   if (initial != nullptr) start = [&](RankModel& model) { load_full_params(model, ops, *initial); };
   Trainer trainer(cfg, ops, groups, *data, start);
+  if (const auto fault = parse_fault(args.fault); fault && fault->kind == Fault::Kind::slow && fault->rank == world.rank())
+    trainer.set_compute_slowdown(fault->factor);
   if (root)
     std::printf("ptdp train: %lld parameters, t=%d p=%d d=%d v=%d, %s, m=%d, %d rank%s, %s, data: %s\n",
                 static_cast<long long>(parameter_count(cfg.model)), cfg.plan.tp, cfg.plan.pp, cfg.plan.dp,
@@ -157,6 +186,7 @@ int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& wor
                               {"hardware", backend.info},           {"first_iteration", first},
                               {"loaded", args.load.empty() ? nlohmann::json(nullptr) : nlohmann::json(args.load)}};
   RunResult result = measured_result(cfg, s, groups, backend, world, run, nullptr);
+  result.hardware = hardware;
   result.checkpoint = checkpoints.figures();
   if (result.checkpoint && result.checkpoint->every)
     set_checkpoint_interval(*result.checkpoint, *result.checkpoint->every, result.median_iteration_s());
@@ -166,11 +196,12 @@ int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& wor
   result.software["mpi"] = mpi_version;
   if (!args.trace.empty()) {
     result.extra["timeline"] = args.trace;
-    files.add(args.trace, chrome_trace(s.last_timeline, "ptdp train (last iteration)"), -1);
+    files.add(args.trace, chrome_trace(s.last_timeline, "ptdp train (last iteration)", track_names(result, groups)), -1);
   }
   if (!args.out.empty()) files.add(args.out, to_json(result));
   files.commit();
   print_summary(result, args.out);
+  print_stragglers(result);
   if (!args.export_hf.empty())
     std::printf("ptdp train: Hugging Face GPT-2 (config.json, model.safetensors, %s) written to %s\n", kHfCheckFile,
                 args.export_hf.c_str());

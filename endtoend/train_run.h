@@ -7,6 +7,7 @@
 
 #include "core/comm/communicator.h"
 #include "core/config/config.h"
+#include "core/config/hardware.h"
 #include "core/model/full_params.h"
 
 namespace ptdp::cli {
@@ -20,7 +21,7 @@ struct TrainArgs {
   std::string data;
   std::string trace;
   double comm_timeout_s = 60;
-  std::string fault;  // testing aid: "KIND:RANK:ITERATION", KIND kill, hang, oom, alloc or nan
+  std::string fault;  // testing aid: "KIND:RANK:ITERATION", KIND kill, hang, oom, alloc or nan; or "slow:RANK:FACTOR"
   bool allow_oversubscribe_memory = false;  // run a plan the memory model says cannot fit the device
   std::string save;     // checkpoint directory (docs/checkpoint-format.md); empty: no saves
   int save_every = 0;   // iterations between saves (0: at the end only)
@@ -34,17 +35,22 @@ struct TrainArgs {
 // A parsed --fault: which rank fails how, at which iteration.
 struct Fault {
   // oom: throw OutOfMemory (the tensor allocator's); alloc: throw std::bad_alloc (any other allocation);
-  // nan: the iteration's loss reads NaN on every rank (the loss is all-reduced, so RANK plays no part)
-  enum class Kind : std::uint8_t { kill, hang, oom, alloc, nan } kind = Kind::hang;
+  // nan: the iteration's loss reads NaN on every rank (the loss is all-reduced, so RANK plays no part);
+  // slow: RANK's forwards and backwards take `factor` times as long, every iteration (a planted straggler)
+  enum class Kind : std::uint8_t { kill, hang, oom, alloc, nan, slow } kind = Kind::hang;
   int rank = 0;
-  int iteration = 0;
+  int iteration = 0;  // not slow
+  double factor = 1;  // slow only
 };
+// The fault `text` asks for, or none when it is not one of the forms above
+// (a slow FACTOR below 1 or not finite included); RANK is the caller's to check.
 std::optional<Fault> parse_fault(const std::string& text);
 
 // Trains on `world`'s ranks, from `initial` when given (full weights, each
 // rank takes its shard); rank 0 prints progress and writes the files.
-// `mpi_version` is recorded in the result. Returns the exit status.
+// `mpi_version` and `hardware` (what was found, how the profile was chosen)
+// are recorded in the result. Returns the exit status.
 int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& world, const std::string& mpi_version,
-                     const FullParams* initial = nullptr);
+                     const Hardware& hardware, const FullParams* initial = nullptr);
 
 }  // namespace ptdp::cli

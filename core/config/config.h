@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -57,10 +58,18 @@ class ConfigRefused : public std::runtime_error {
   ConfigErrors errors_;
 };
 
+// The machine of a config that names none: empty, such a config is refused
+// ("machine is missing": projections and sweeps need a profile); `ptdp train`
+// passes the machine at hand (core/config/hardware.h), which throws
+// ConfigRefused when no profile fits the hardware.
+using MachineAtHand = std::function<Machine()>;
+
 // Parse a config object; unknown keys, missing fields and wrong types are errors.
 // A machine given by name is looked up in machines_dir/<name>.json.
-Config config_from_json(const nlohmann::json& j, const std::filesystem::path& machines_dir);
-Config load_config(const std::filesystem::path& file, const std::filesystem::path& machines_dir);
+Config config_from_json(const nlohmann::json& j, const std::filesystem::path& machines_dir,
+                        const MachineAtHand& at_hand = {});
+Config load_config(const std::filesystem::path& file, const std::filesystem::path& machines_dir,
+                   const MachineAtHand& at_hand = {});
 Machine load_machine(const std::string& name, const std::filesystem::path& machines_dir);
 // Reads and validates a profile; ConfigRefused with every problem, fields named from `where`.
 Machine machine_from_json(const nlohmann::json& j, const std::string& where);

@@ -133,7 +133,7 @@ Machine load_machine(const std::string& name, const std::filesystem::path& machi
   return machine_from_json(parse_json_file(file, "machine"), "machine(" + name + ")");
 }
 
-Config config_from_json(const json& j, const std::filesystem::path& machines_dir) {
+Config config_from_json(const json& j, const std::filesystem::path& machines_dir, const MachineAtHand& at_hand) {
   ConfigErrors errors;
   Config c;
   JsonFields top(j, "", errors);
@@ -141,7 +141,13 @@ Config config_from_json(const json& j, const std::filesystem::path& machines_dir
   read_plan(top, c.plan, errors);
   read_optimizer(top, c.optimizer, errors);
   const json* machine = top.value("machine");
-  if (machine == nullptr) {
+  if (machine == nullptr && at_hand) {
+    try {
+      c.machine = at_hand();
+    } catch (const ConfigRefused& e) {
+      errors.insert(errors.end(), e.errors().begin(), e.errors().end());
+    }
+  } else if (machine == nullptr) {
     top.error("machine", "machine is missing (a profile name or an object)", ConfigErrorKind::missing);
   } else if (machine->is_string()) {
     try {
@@ -166,8 +172,9 @@ Config config_from_json(const json& j, const std::filesystem::path& machines_dir
   return c;
 }
 
-Config load_config(const std::filesystem::path& file, const std::filesystem::path& machines_dir) {
-  return config_from_json(parse_json_file(file, "config"), machines_dir);
+Config load_config(const std::filesystem::path& file, const std::filesystem::path& machines_dir,
+                   const MachineAtHand& at_hand) {
+  return config_from_json(parse_json_file(file, "config"), machines_dir, at_hand);
 }
 
 std::filesystem::path default_machines_dir() {

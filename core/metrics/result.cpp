@@ -112,6 +112,12 @@ json to_json(const RunResult& r) {
       j["projected"] = {{"error", r.projected_error}};
     }
   }
+  if (r.hardware) j["hardware"] = to_json(*r.hardware);
+  if (!r.ranks.empty()) {
+    j["ranks"] = to_json(r.ranks);
+    const auto stragglers = straggler_summary(r.ranks);
+    j["stragglers"] = stragglers ? to_json(*stragglers) : json(nullptr);
+  }
   if (!r.memory.fits) j["does_not_fit"] = {{"peak_bytes", r.memory.peak_model()}, {"available_bytes", r.memory.available}};
   for (const auto& [key, value] : r.extra.items()) j[key] = value;
   return j;

@@ -15,8 +15,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config/config.h"
+#include "core/config/hardware.h"
 #include "core/metrics/checkpoint_metrics.h"
 #include "core/metrics/memory_model.h"
+#include "core/metrics/rank_figures.h"
 
 namespace ptdp {
 
@@ -79,6 +81,10 @@ struct RunResult {
   std::optional<CommunicationFigures> communication;
   std::vector<double> loss, grad_norm;
   std::optional<CheckpointMetrics> checkpoint;  // size, save and load (checkpoint_metrics.h)
+  // Measured runs: each world rank's place and own figures ("ranks", with the
+  // "stragglers" summary drawn from them) and the hardware found ("hardware").
+  std::vector<RankFigures> ranks;
+  std::optional<Hardware> hardware;
   // Projections: how far they can be trusted and what moves them
   // (core/sim/expected_error.h, core/sim/sensitivity.h); absent on measured
   // runs' own figures (their "projected" block carries them).

@@ -172,9 +172,11 @@ RunResult read_result(const json& doc, const std::string& source) {
   read_metrics(j.at("metrics"), r);
   read_trust(j, r);
   if (const auto p = j.find("projected")) read_projected(*p, r);
+  if (const auto v = j.find("ranks")) r.ranks = ranks_of(*v);  // "stragglers" is drawn from them
+  if (const auto v = j.find("hardware")) r.hardware = hardware_of(*v);
   const std::set<std::string> known = {"schema",    "system",   "mode",    "model",     "plan",
                                        "machine",   "optimizer", "software", "metrics", "projected", provenance,
-                                       "expected_error", "sensitivity"};
+                                       "expected_error", "sensitivity", "ranks", "stragglers", "hardware"};
   for (const auto& [key, value] : doc.items())
     if (!known.contains(key)) r.extra[key] = value;
   return r;

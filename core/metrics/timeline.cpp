@@ -40,6 +40,23 @@ BubbleStats pipeline_bubble(const Timeline& events) {
   return stats;
 }
 
+std::map<int, TimeSplit> time_split(const Timeline& events) {
+  std::map<int, TimeSplit> out;
+  for (const auto& e : events) {
+    TimeSplit& t = out[e.rank];
+    const double d = e.end_s - e.start_s;
+    const bool in_compute = is_compute(e.instr.op);
+    if (!e.is_instruction()) {
+      if (in_compute) t.compute_s -= d, t.comm_wait_s += d;  // other waits lie inside counted instructions
+    } else if (in_compute) {
+      t.compute_s += d;
+    } else if (e.instr.op != Op::optimizer_step) {
+      t.comm_wait_s += d;
+    }
+  }
+  return out;
+}
+
 std::vector<double> pack_timeline(const Timeline& events) {
   std::vector<double> out;
   out.reserve(events.size() * 8);
@@ -68,7 +85,8 @@ Timeline unpack_timeline(const std::vector<double>& packed) {
   return out;
 }
 
-nlohmann::json chrome_trace(const Timeline& events, const std::string& title) {
+nlohmann::json chrome_trace(const Timeline& events, const std::string& title,
+                            const std::vector<std::string>& rank_names) {
   nlohmann::json list = nlohmann::json::array();
   std::vector<int> ranks;
   for (const auto& e : events) {
@@ -90,9 +108,11 @@ nlohmann::json chrome_trace(const Timeline& events, const std::string& title) {
   }
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  for (int r : ranks)
-    list.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", r},
-                    {"args", {{"name", "rank " + std::to_string(r)}}}});
+  for (int r : ranks) {
+    const auto at = static_cast<std::size_t>(r);
+    const std::string name = at < rank_names.size() ? rank_names[at] : "rank " + std::to_string(r);
+    list.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", r}, {"args", {{"name", name}}}});
+  }
   list.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", title}}}});
   return {{"traceEvents", list}, {"displayTimeUnit", "ms"}};
 }

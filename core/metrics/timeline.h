@@ -3,6 +3,7 @@
 // measured bubble and a Chrome trace (opens in Perfetto, a track per rank).
 #pragma once
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,18 @@ struct BubbleStats {
 };
 BubbleStats pipeline_bubble(const Timeline& events);
 
+// A rank's seconds in an iteration by what it waited for. compute: forward and
+// backward instructions less the collective waits recorded inside them (the
+// tensor-parallel ones); comm_wait: those waits, plus the pipeline transfers
+// and the tied-embedding and gradient reductions. The optimizer step is
+// neither. Waits inside instructions are recorded only where ops are
+// synchronous (the CPU); on a GPU they stay in compute.
+struct TimeSplit {
+  double compute_s = 0;
+  double comm_wait_s = 0;
+};
+std::map<int, TimeSplit> time_split(const Timeline& events);  // by rank
+
 // Events as flat numbers, for gathering over ranks: 8 doubles per event
 // (rank, op, mb, chunk, start, end, group, comm; comm 0 = an instruction,
 // 1 + the Collective otherwise, the same code as the trace's "comm" arg).
@@ -49,8 +62,11 @@ std::vector<double> pack_timeline(const Timeline& events);
 Timeline unpack_timeline(const std::vector<double>& packed);
 
 // Chrome trace JSON ("traceEvents", complete events in microseconds, pid 0,
-// tid = rank, named by the instruction; "args" keep the event exactly).
-nlohmann::json chrome_trace(const Timeline& events, const std::string& title);
+// tid = rank, named by the instruction; "args" keep the event exactly). Each
+// rank's track is named rank_names[rank] where given (its coordinates and
+// host), else "rank N".
+nlohmann::json chrome_trace(const Timeline& events, const std::string& title,
+                            const std::vector<std::string>& rank_names = {});
 // The events of a trace written by chrome_trace (metadata events skipped).
 Timeline timeline_from_chrome_trace(const nlohmann::json& trace);
 

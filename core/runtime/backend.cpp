@@ -3,8 +3,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <set>
+#include <thread>
 
 #include "core/kernels/cpu/cpu_ops.h"
 #ifdef PTDP_HAVE_NCCL
@@ -79,6 +82,38 @@ std::int64_t device_memory_bytes(Device device) {
   const std::int64_t ram = pages > 0 && page > 0 ? static_cast<std::int64_t>(pages) * page : 0;
   const std::int64_t limit = cgroup_memory_limit();
   return limit > 0 && (ram == 0 || limit < ram) ? limit : ram;
+}
+
+namespace {
+// The CPU's model name from /proc/cpuinfo ("AMD EPYC 7B13"), "unknown CPU" elsewhere.
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    const auto colon = line.find(':');
+    if (line.rfind("model name", 0) == 0 && colon != std::string::npos)
+      return line.substr(line.find_first_not_of(" \t", colon + 1));
+  }
+  return "unknown CPU";
+}
+}  // namespace
+
+Hardware detect_hardware(Device device, const std::vector<RankPlace>& places, int rank) {
+  Hardware hw;
+  hw.device = device;
+  hw.ranks_per_host = ranks_per_host(places);
+  std::set<std::string> hosts;
+  for (const RankPlace& p : places) hosts.insert(p.host);
+  hw.hosts = std::max<int>(1, static_cast<int>(hosts.size()));
+  hw.cores = static_cast<int>(std::thread::hardware_concurrency());
+  hw.memory_bytes = device_memory_bytes(device);
+  hw.name = cpu_model_name();
+#ifdef PTDP_HAVE_NCCL
+  const int local = rank < static_cast<int>(places.size()) ? places[static_cast<std::size_t>(rank)].local_rank : 0;
+  if (device == Device::cuda) hw.name = cuda_device_name(local);
+#else
+  (void)rank;
+#endif
+  return hw;
 }
 
 int cuda_devices() {

@@ -10,7 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/comm/communicator.h"
+#include "core/comm/placement.h"
 #include "core/config/config.h"
+#include "core/config/hardware.h"
 #include "core/kernels/ops.h"
 
 namespace ptdp {
@@ -46,6 +48,11 @@ Backend make_backend(Device device, const Config& cfg, Communicator& host, doubl
 // GPU make_backend would pick (CUDA), or the host's RAM (CPU; the control
 // group's limit where lower). Allocates nothing.
 std::int64_t device_memory_bytes(Device device);
+
+// The hardware rank `rank` of `places` runs on: the CPU's model and cores, or
+// the GPU it would pick (name, memory), and the ranks per host. Allocates
+// nothing; `profile`, `detected` and `mismatch` are left to the caller.
+Hardware detect_hardware(Device device, const std::vector<RankPlace>& places, int rank);
 
 // Ops of `device` for the plan's precision, fused-operator and attention
 // choices, on `alloc` (a CpuAllocator or CUDA allocator of the same device):

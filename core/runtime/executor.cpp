@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
+#include <thread>
 
 #include "core/comm/tensor_collectives.h"
 #include "core/optim/grad_clip.h"
@@ -54,15 +55,20 @@ IterationResult Executor::run(const Program& program, std::int64_t first_sample)
   std::vector<TimelineEvent> waits;
   for (std::size_t i = 0; i < program.size();) {
     std::size_t end = transfer_step_end(program, i);
+    std::vector<CommWait> step_waits;
     if (end > i) {
       run_transfer_step(program, i, end);
+      step_waits = groups_.recorder->drain();
     } else {
       ops_.record_mark(static_cast<int>(2 * i + 1));
+      const auto begin = std::chrono::steady_clock::now();
       execute(program[i], result);
+      step_waits = groups_.recorder->drain();
+      slow_down(program[i], std::chrono::steady_clock::now() - begin, step_waits);
       ops_.record_mark(static_cast<int>(2 * i + 2));
       end = i + 1;
     }
-    for (const CommWait& w : groups_.recorder->drain())
+    for (const CommWait& w : step_waits)
       waits.push_back({groups_.world_rank, program[end - 1], w.start_s, w.end_s, w.group, w.op});
     drain_sends(false);
     i = end;
@@ -79,6 +85,17 @@ IterationResult Executor::run(const Program& program, std::int64_t first_sample)
   deferred_.clear();
   batches_.clear();
   return result;
+}
+
+// --fault slow: a forward or backward that took `elapsed`, `waits` of it in
+// collectives, sleeps (factor − 1) times its own busy time (the waits are
+// others' time, not this rank's compute).
+void Executor::slow_down(const Instr& in, std::chrono::steady_clock::duration elapsed,
+                         const std::vector<CommWait>& waits) const {
+  if (compute_slowdown_ <= 1 || !is_compute(in.op)) return;
+  double busy_s = std::chrono::duration<double>(elapsed).count();
+  for (const CommWait& w : waits) busy_s -= w.end_s - w.start_s;
+  if (busy_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>((compute_slowdown_ - 1) * busy_s));
 }
 
 // One entry per Op, indexed by Op: adding an Op that the list of a rank can

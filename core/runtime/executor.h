@@ -4,6 +4,7 @@
 // then the gradient reductions and the optimizer step. Every instruction's start
 // and end go to the timeline.
 #pragma once
+#include <chrono>
 #include <map>
 #include <memory>
 #include <utility>
@@ -44,6 +45,9 @@ class Executor {
   void finish_param_gather();
   // The fp16 loss scale's state (a checkpoint saves and restores it).
   LossScaler& loss_scaler() { return scaler_; }
+  // Testing aid (--fault slow): every forward and backward takes `factor`
+  // (>= 1) times its own time, the rest spent sleeping inside it.
+  void set_compute_slowdown(double factor) { compute_slowdown_ = factor; }
 
   // Runs `program` for the iteration whose first global sample is `first_sample`.
   IterationResult run(const Program& program, std::int64_t first_sample);
@@ -98,6 +102,8 @@ class Executor {
   std::map<std::pair<int, int>, DeferredWeightGrads> deferred_;
   std::map<int, MicroBatch> batches_;
   std::vector<PendingSend> sends_;
+  double compute_slowdown_ = 1;  // set_compute_slowdown
+  void slow_down(const Instr& in, std::chrono::steady_clock::duration elapsed, const std::vector<CommWait>& waits) const;
   bool group_transfers_ = true;  // the schedule's steps pair up across ranks (core/schedule/deadlock.h)
   LossScaler scaler_;
   Tensor loss_sum_;                             // (1) f64: Σ per-token losses of this iteration, on the device

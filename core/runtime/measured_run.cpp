@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/comm/host_gather.h"
+#include "core/comm/placement.h"
 #include "core/metrics/result_io.h"
 #include "core/schedule/registry.h"
 #include "core/sim/projector.h"
@@ -99,6 +100,18 @@ CommunicationFigures communication_figures(const ProcessGroups& g, Communicator&
   return {per_iteration(*g.tp), per_iteration(*g.pp), per_iteration(*g.dp), per_iteration(*g.embedding)};
 }
 
+// Every rank's place and own figures (collective: the places and iteration
+// times are gathered; compute and waits come from the gathered timelines).
+std::vector<RankFigures> rank_figures(const TrainSeries& s, Communicator& world) {
+  const std::vector<RankPlace> places = gather_placement(world);
+  const std::vector<std::vector<double>> times = gather_host(world, s.own_seconds);
+  std::vector<RankFigures> out;
+  for (std::size_t r = 0; r < places.size(); ++r)
+    out.push_back({places[r].host, places[r].local_rank, places[r].node, times[r],
+                   r < s.compute.size() ? s.compute[r] : 0.0, r < s.comm_wait.size() ? s.comm_wait[r] : 0.0});
+  return out;
+}
+
 // The same configuration projected, with the memory model of this run's tensors.
 void attach_projection(const Config& cfg, const Calibration* calibration, RunResult& r) {
   const ConfigErrors errors = check_projectable(cfg);
@@ -121,6 +134,7 @@ TrainSeries run_iterations(Trainer& trainer, Communicator& world, int iterations
   TrainSeries s;
   s.bubble.assign(static_cast<std::size_t>(world.size()), 0.0);
   s.idle_share = s.bubble;
+  s.compute = s.comm_wait = s.bubble;
   const double timed = std::max(1, iterations - std::max(warmup, first));
   for (int it = first; it < iterations; ++it) {
     hooks.before(it);
@@ -130,11 +144,16 @@ TrainSeries run_iterations(Trainer& trainer, Communicator& world, int iterations
     s.grad_norm.push_back(rec.grad_norm);
     if (it < warmup) continue;
     s.seconds.push_back(rec.seconds);
+    s.own_seconds.push_back(rec.own_seconds);
     s.last_timeline = gather_timeline(world, trainer.last_timeline());
     const BubbleStats b = pipeline_bubble(s.last_timeline);
     for (std::size_t r = 0; r < b.ranks.size(); ++r) {
       s.bubble[static_cast<std::size_t>(b.ranks[r])] += b.bubble[r] / timed;
       s.idle_share[static_cast<std::size_t>(b.ranks[r])] += b.idle_share[r] / timed;
+    }
+    for (const auto& [rank, t] : time_split(s.last_timeline)) {
+      s.compute[static_cast<std::size_t>(rank)] += t.compute_s / timed;
+      s.comm_wait[static_cast<std::size_t>(rank)] += t.comm_wait_s / timed;
     }
   }
   return s;
@@ -158,6 +177,7 @@ RunResult measured_result(const Config& cfg, const TrainSeries& series, const Pr
   const auto programs = build_pipeline(p.schedule, p.pp, p.micro_batches(), p.virtual_stages);
   r.memory = memory_figures(cfg, programs, groups, backend, world);
   r.communication = communication_figures(groups, world, static_cast<int>(series.loss.size()));
+  r.ranks = rank_figures(series, world);
   if (world.rank() != 0) return r;  // the gathers above are collective; the rest is rank 0's
   r.bubble = bubble_figures(cfg, programs, series, groups.topology);
   attach_projection(cfg, calibration, r);

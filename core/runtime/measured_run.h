@@ -18,9 +18,11 @@ class Calibration;
 
 // What every rank keeps of its iterations.
 struct TrainSeries {
-  std::vector<double> seconds;             // timed iterations (after the warm-up)
+  std::vector<double> seconds;             // timed iterations (after the warm-up), slowest rank's
+  std::vector<double> own_seconds;         // the same iterations' wall time on this rank
   std::vector<double> loss, grad_norm;     // every iteration
   std::vector<double> bubble, idle_share;  // per world rank, means over the timed iterations
+  std::vector<double> compute, comm_wait;  // likewise (time_split in timeline.h)
   Timeline last_timeline;                  // all ranks' events of the last timed iteration
 };
 
@@ -36,7 +38,7 @@ TrainSeries run_iterations(Trainer& trainer, Communicator& world, int iterations
                            const IterationHooks& hooks, int first = 0);
 
 // The measured result (valid on rank 0; other ranks only take part in the
-// gathers). `provenance` is the result's "run" block; `calibration` (may be
+// gathers), with every rank's place and own figures ("ranks"). `provenance` is the result's "run" block; `calibration` (may be
 // null) serves the projection beside it.
 RunResult measured_result(const Config& cfg, const TrainSeries& series, const ProcessGroups& groups,
                           const Backend& backend, Communicator& world, nlohmann::json provenance,

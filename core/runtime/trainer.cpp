@@ -40,6 +40,7 @@ IterationRecord Trainer::step(int iteration) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   last_timeline_ = std::move(r.timeline);
   IterationRecord rec;
+  rec.own_seconds = seconds;
   rec.seconds = groups_.world->all_reduce_host(seconds, ReduceOp::max);
   // Every tensor-parallel rank of the last stage holds the same losses: count rank 0's.
   const bool counts = groups_.last_stage() && groups_.coord.tp == 0;

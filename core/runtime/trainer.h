@@ -10,6 +10,7 @@ namespace ptdp {
 
 struct IterationRecord {
   double seconds = 0;    // slowest rank's wall time for the iteration
+  double own_seconds = 0;  // this rank's own wall time for it
   double loss = 0;       // mean loss over the global batch's tokens
   double grad_norm = 0;  // global gradient norm before clipping
   bool skipped = false;  // fp16 overflow skipped the optimizer step
@@ -43,6 +44,8 @@ class Trainer {
   // optimizer) owned piece i. A checkpoint names the state by these.
   std::vector<OwnedPiece> state_pieces() const;
   LossScaler& loss_scaler() { return executor_->loss_scaler(); }
+  // Testing aid: this rank's forwards and backwards take `factor` times as long (Executor).
+  void set_compute_slowdown(double factor) { executor_->set_compute_slowdown(factor); }
   const Config& config() const { return cfg_; }
   Ops& ops() { return ops_; }
   ProcessGroups& groups() { return groups_; }

@@ -29,6 +29,14 @@ std::int64_t cuda_device_memory_bytes(int local_rank) {
   return static_cast<std::int64_t>(prop.totalGlobalMem);
 }
 
+std::string cuda_device_name(int local_rank) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) return "";
+  cudaDeviceProp prop{};
+  PTDP_CUDA_CHECK(cudaGetDeviceProperties(&prop, local_rank % count));
+  return prop.name;
+}
+
 CudaDeviceInfo cuda_device_info() {
   CudaDeviceInfo info;
   PTDP_CUDA_CHECK(cudaGetDeviceCount(&info.devices));

@@ -154,5 +154,7 @@ int select_cuda_device(int local_rank);
 // The memory of the GPU select_cuda_device(local_rank) would choose, without
 // choosing it (no context, no allocation); 0 when there is no GPU.
 std::int64_t cuda_device_memory_bytes(int local_rank);
+// The name of that GPU ("NVIDIA H100 80GB HBM3"), likewise; "" when there is no GPU.
+std::string cuda_device_name(int local_rank);
 
 }  // namespace ptdp
