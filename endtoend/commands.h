@@ -27,6 +27,7 @@ Command add_validate_command(CLI::App& app);
 Command add_sweep_command(CLI::App& app);
 Command add_calibrate_command(CLI::App& app);
 Command add_sweep_point_command(CLI::App& app);
+Command add_sweep_slurm_point_command(CLI::App& app);
 Command add_compare_command(CLI::App& app);
 Command add_history_command(CLI::App& app);
 Command add_slice_command(CLI::App& app);

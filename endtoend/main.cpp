@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
                                                     ptdp::cli::add_sweep_command(app),
                                                     ptdp::cli::add_calibrate_command(app),
                                                     ptdp::cli::add_sweep_point_command(app),
+                                                    ptdp::cli::add_sweep_slurm_point_command(app),
                                                     ptdp::cli::add_slice_command(app),
                                                     ptdp::cli::add_export_command(app)};
   try {

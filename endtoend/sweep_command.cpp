@@ -11,6 +11,7 @@
 #include "core/metrics/result_io.h"
 #include "core/sweep/project_point.h"
 #include "endtoend/commands.h"
+#include "endtoend/slurm_sweep.h"
 #include "endtoend/sweep_runner.h"
 
 namespace ptdp::cli {
@@ -59,12 +60,20 @@ Command add_sweep_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   sub->add_option("--timeout", o->timeout_s, "Seconds a point may take (default 120 projected, 1800 measured)");
-  sub->add_option("--max-ranks", o->max_ranks, "Most ranks a measured CPU point may use on this machine")
-      ->capture_default_str();
+  sub->add_option("--max-ranks", o->max_ranks,
+                  "Most ranks a measured point may use (default: the Slurm allocation's SLURM_NTASKS inside one, else "
+                  "8 for CPU points); a point needing more is recorded as refused")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--launcher", o->launcher,
-                  "How measured points start their ranks: mpirun (default), srun, or a template with {ranks}, "
-                  "{nodes}, {ranks_per_node}, {gpus_per_node} and {cmd}, e.g. \"mpirun -H a,b -np {ranks} {cmd}\"")
-      ->capture_default_str();
+                  "How measured points start their ranks: mpirun (default; srun with --emit-slurm), srun, or a "
+                  "template with {ranks}, {nodes}, {ranks_per_node}, {gpus_per_node} and {cmd}, e.g. "
+                  "\"mpirun -H a,b -np {ranks} {cmd}\"");
+  sub->add_option("--emit-slurm", o->emit_slurm,
+                  "Write one sbatch job per measured point, a manifest and submit.sh into this folder, and run "
+                  "nothing (docs/slurm.md)");
+  sub->add_option("--collect", o->collect,
+                  "Merge what the --emit-slurm jobs in this folder wrote into --out, and run nothing")
+      ->excludes("--emit-slurm");
   sub->add_option("--max-points", o->max_points,
                   "Refuse a sweep that expands to more points than this (counted before expanding)")
       ->capture_default_str()
@@ -76,6 +85,8 @@ Command add_sweep_command(CLI::App& app) {
                   "projected point in a host allocation)");
   return {sub, [o, mode] {
             if (!mode->empty()) o->mode = sweep_mode_from_string(*mode);
+            if (!o->emit_slurm.empty()) return emit_slurm(*o);
+            if (!o->collect.empty()) return collect_slurm(*o);
             return run_sweep(*o);
           }};
 }

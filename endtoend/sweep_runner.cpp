@@ -1,21 +1,18 @@
 // Scheduling of point processes, their outcomes, progress and the summary.
 #include "endtoend/sweep_runner.h"
 
-#include <unistd.h>
-
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
-#include <fstream>
-#include <memory>
 #include <thread>
 
-#include "core/config/json_read.h"
-#include "core/metrics/result_io.h"
-#include "core/sweep/sweep_results.h"
+#include "core/launch/rank_limits.h"
+#include "core/metrics/output_files.h"
 #include "core/runtime/backend.h"
-#include "endtoend/child_process.h"
+#include "core/sweep/sweep_results.h"
 #include "endtoend/commands.h"
 #include "endtoend/interrupt.h"
+#include "endtoend/point_process.h"
 
 namespace ptdp::cli {
 
@@ -29,26 +26,8 @@ struct Task {
 
 struct Running {
   Task task;
-  std::unique_ptr<ChildProcess> child;
-  std::filesystem::path log, output;
-  std::filesystem::path config;  // a measured point's config file; empty for projections
+  PointProcess process;
 };
-
-std::string device_of(const SweepPoint& p) { return device_name(p.config.machine.device); }
-
-std::string self_path() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
-
-std::string last_lines(const std::filesystem::path& log, int n) {
-  std::ifstream in(log);
-  std::deque<std::string> lines;
-  for (std::string line; std::getline(in, line);) {
-    lines.push_back(line);
-    if (static_cast<int>(lines.size()) > n) lines.pop_front();
-  }
-  std::string out;
-  for (const auto& l : lines) out += (out.empty() ? "" : " | ") + l;
-  return out;
-}
 
 class Runner {
  public:
@@ -88,35 +67,11 @@ class Runner {
 
   void start(const Task& t) {
     const std::string stem = work_.string() + "/point-" + std::to_string(t.point->index) + "-" + to_string(t.mode);
-    Running r{t, nullptr, stem + ".log", stem + ".json", {}};
-    std::filesystem::remove(r.output);
-    std::vector<std::string> argv;
-    if (t.mode == ResultMode::projected) {
-      argv = {self_path(), "sweep-point", sweep_.file.string(), "--point", std::to_string(t.point->index),
-              "--out", r.output.string(), "--max-points", std::to_string(opt_.max_points)};
-      if (opt_.delay_ms > 0) argv.insert(argv.end(), {"--delay-ms", std::to_string(opt_.delay_ms)});
-      if (opt_.crash_point == t.point->index) argv.push_back("--crash");
-      if (opt_.oom_point == t.point->index) argv.push_back("--bad-alloc");
-    } else {
-      const int ranks = t.point->config.plan.world_size();
-      const std::string config = stem + "-config.json";
-      write_json_atomic(config, t.point->config_json);
-      r.config = config;
-      argv = {self_path(), "train", "--config", config, "--device", device_of(*t.point), "--iterations",
-              std::to_string(sweep_.train_iterations), "--warmup", std::to_string(sweep_.train_warmup), "--out",
-              r.output.string()};
-      if (opt_.crash_point == t.point->index) argv.insert(argv.end(), {"--fault", "kill:0:1"});
-      if (opt_.oom_point == t.point->index)
-        argv.insert(argv.end(), {"--fault", "oom:" + std::to_string(ranks - 1) + ":1"});
-      // exec: the launcher itself is the child, so it gets the SIGTERM sent when the runner dies.
-      argv = {"/bin/sh", "-c", "exec " + launcher_.command_line(launch_shape(ranks, t.point->config.machine), argv)};
-    }
-    r.child = std::make_unique<ChildProcess>(argv, r.log);
-    running_.push_back(std::move(r));
+    running_.push_back({t, start_point(sweep_, *t.point, t.mode, stem, opt_, launcher_)});
   }
 
   [[noreturn]] void stop_all(const InterruptWatch& interrupt) {
-    for (auto& r : running_) r.child->stop();
+    for (auto& r : running_) r.process.child->stop();
     std::fflush(stdout);
     std::fprintf(stderr, "ptdp sweep: interrupted by signal %d: ended %zu running point%s; %d finished point%s in %s, "
                  "a rerun resumes\n", interrupt.signal(), running_.size(), running_.size() == 1 ? "" : "s", done_,
@@ -124,66 +79,16 @@ class Runner {
     interrupt.end_by_signal();
   }
 
-  double timeout_of(const Task& t) const {
-    if (opt_.timeout_s > 0) return opt_.timeout_s;
-    return t.mode == ResultMode::measured ? 1800 : 120;
-  }
-
   void reap() {
     for (std::size_t i = 0; i < running_.size();) {
-      Running& r = running_[i];
-      int code = 0;
-      const bool ended = r.child->poll(code);
-      if (!ended && r.child->seconds() < timeout_of(r.task)) {
+      const std::optional<PointRun> run = poll_point(running_[i].process);
+      if (!run) {
         ++i;
         continue;
       }
-      PointRun run{r.task.mode, PointStatus::failed, "", r.child->seconds(), nullptr};
-      if (!ended) {
-        r.child->stop();
-        run.status = PointStatus::timeout;
-        run.reason = "no result within " + std::to_string(static_cast<int>(timeout_of(r.task))) + " s";
-      } else {
-        outcome(r, code, run);
-      }
-      finish(r.task, run);
-      remove_scratch(r);
+      finish(running_[i].task, *run);
       running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(i));
     }
-  }
-
-  void outcome(const Running& r, int code, PointRun& run) const {
-    const std::string tail = last_lines(r.log, 4);
-    if (code != 0 || !std::filesystem::exists(r.output)) {
-      run.status = code == kExitRefused       ? PointStatus::refused
-                   : code == kExitOutOfMemory ? PointStatus::oom
-                                              : PointStatus::failed;
-      run.reason = (code >= 128 ? "killed by signal " + std::to_string(code - 128) : "exit " + std::to_string(code)) +
-                   (tail.empty() ? "" : ": " + tail);
-      return;
-    }
-    try {  // a child's file, read as strictly as any input: a point that wrote nonsense failed
-      const nlohmann::json j = read_json_file(r.output);
-      const JsonAt at(j, r.output.string());
-      if (r.task.mode == ResultMode::measured) {
-        run.result = at.object().value();
-        run.status = PointStatus::ok;
-        return;
-      }
-      run.status = point_status_from_string(at.get<std::string>("status", "failed"));
-      run.reason = at.get<std::string>("reason", "");
-      if (const auto result = at.find("result")) run.result = result->object().value();
-    } catch (const JsonRefused& e) {
-      run.status = PointStatus::failed;
-      run.reason = std::string("exit 0 but its output is refused: ") + e.what();
-    }
-  }
-
-  // The point's outcome and config files were only for handing over; its log stays for inspection.
-  static void remove_scratch(const Running& r) {
-    std::error_code ignored;
-    std::filesystem::remove(r.output, ignored);
-    if (!r.config.empty()) std::filesystem::remove(r.config, ignored);
   }
 
   void finish(const Task& t, const PointRun& run) {
@@ -237,25 +142,31 @@ class Runner {
   double elapsed_ = 0;
 };
 
-// CPU points of up to max_ranks ranks; GPU points (16-bit) that fit this node's GPUs.
-bool measurable_here(const SweepPoint& p, int max_ranks) {
-  if (p.config.machine.device == Device::cpu) return p.config.plan.world_size() <= max_ranks;
-  return p.config.plan.precision != Precision::fp32 && p.config.plan.world_size() <= cuda_devices();
+}  // namespace
+
+RankLimits rank_limits(const SweepOptions& o, const Launcher& launcher) {
+  RankLimits l;
+  if (o.max_ranks > 0) l.max_ranks = o.max_ranks;
+  l.allocation = allocation_ranks(std::getenv("SLURM_NTASKS"));
+  l.local_gpus = cuda_devices();
+  l.spans_nodes = launcher.name() != "mpirun";
+  return l;
 }
 
-std::deque<Task> plan_tasks(const Sweep& sweep, const SweepOptions& o, const SweepResults& results, int& resumed) {
+namespace {
+
+std::deque<Task> plan_tasks(const Sweep& sweep, const SweepOptions& o, const RankLimits& limits,
+                            const SweepResults& results, int& resumed) {
   const SweepMode requested = o.mode.value_or(sweep.mode);
   std::deque<Task> tasks;
   for (const auto& p : sweep.points) {
     Task t{&p, ResultMode::projected, ""};
-    if (requested == SweepMode::measure || (requested == SweepMode::automatic && measurable_here(p, o.max_ranks)))
+    const std::string unmeasurable = measure_refusal(p.config, limits);
+    if (requested == SweepMode::measure || (requested == SweepMode::automatic && unmeasurable.empty()))
       t.mode = ResultMode::measured;
     if (!p.errors.empty()) t.refused = p.errors.front().field + ": " + p.errors.front().message;
-    else if (t.mode == ResultMode::measured && !measurable_here(p, o.max_ranks))
-      t.refused = "cannot be measured here: needs " + p.config.machine.name + " with " +
-                  std::to_string(p.config.plan.world_size()) + " ranks (this machine measures CPU-profile points of up to " +
-                  std::to_string(o.max_ranks) + " ranks and 16-bit GPU points of up to " +
-                  std::to_string(cuda_devices()) + " GPUs)";
+    else if (t.mode == ResultMode::measured && !unmeasurable.empty())
+      t.refused = "cannot be measured here: " + p.config.machine.name + " point " + unmeasurable;
     if (results.finished(point_key(sweep, p, t.mode))) ++resumed;
     else tasks.push_back(t);
   }
@@ -264,30 +175,42 @@ std::deque<Task> plan_tasks(const Sweep& sweep, const SweepOptions& o, const Swe
 
 }  // namespace
 
-int run_sweep(const SweepOptions& options) {
-  SweepOptions o = options;
-  std::optional<Launcher> launcher;
-  try {
-    launcher = Launcher::parse(o.launcher, PTDP_MPIEXEC);
-  } catch (const LauncherRefused& e) {
-    std::fprintf(stderr, "ptdp sweep: --launcher: %s\n", e.what());
-    return kExitRefused;
-  }
+std::optional<Sweep> load_sweep_or_report(const std::string& file, std::int64_t max_points) {
   const nlohmann::json reference = load_reference_experiments();
-  Sweep sweep;
   try {
-    sweep = load_sweep(o.file, default_machines_dir(), &reference, o.max_points);
+    return load_sweep(file, default_machines_dir(), &reference, max_points);
   } catch (const SweepRefused& e) {
-    std::fprintf(stderr, "ptdp sweep: %s is refused (%zu problem%s):\n", o.file.c_str(), e.problems().size(),
+    std::fprintf(stderr, "ptdp sweep: %s is refused (%zu problem%s):\n", file.c_str(), e.problems().size(),
                  e.problems().size() == 1 ? "" : "s");
     for (const auto& p : e.problems()) std::fprintf(stderr, "  %s\n", p.c_str());
-    return kExitRefused;
+    return std::nullopt;
   }
+}
+
+std::optional<Launcher> parse_launcher_or_report(const std::string& text) {
+  try {
+    return Launcher::parse(text, PTDP_MPIEXEC);
+  } catch (const LauncherRefused& e) {
+    std::fprintf(stderr, "ptdp sweep: --launcher: %s\n", e.what());
+    return std::nullopt;
+  }
+}
+
+bool resolve_results_path(SweepOptions& o, const Sweep& sweep) {
   if (o.out.empty()) o.out = (std::filesystem::path("results") / (sweep.name + ".json")).string();
-  if (const std::string why = output_path_problem(o.out); !why.empty()) {
-    std::fprintf(stderr, "ptdp sweep: --out=%s: %s\n", o.out.c_str(), why.c_str());
-    return kExitRefused;
-  }
+  const std::string why = output_path_problem(o.out);
+  if (!why.empty()) std::fprintf(stderr, "ptdp sweep: --out=%s: %s\n", o.out.c_str(), why.c_str());
+  return why.empty();
+}
+
+int run_sweep(const SweepOptions& options) {
+  SweepOptions o = options;
+  const std::optional<Launcher> launcher = parse_launcher_or_report(o.launcher);
+  if (!launcher) return kExitRefused;
+  const std::optional<Sweep> loaded = load_sweep_or_report(o.file, o.max_points);
+  if (!loaded) return kExitRefused;
+  const Sweep& sweep = *loaded;
+  if (!resolve_results_path(o, sweep)) return kExitRefused;
   try {
     SweepResults results(o.out, sweep);
     const auto out = std::filesystem::path(o.out);
@@ -295,7 +218,7 @@ int run_sweep(const SweepOptions& options) {
                       ("." + out.stem().string() + ".work");
     std::filesystem::create_directories(work);
     int resumed = 0;
-    std::deque<Task> tasks = plan_tasks(sweep, o, results, resumed);
+    std::deque<Task> tasks = plan_tasks(sweep, o, rank_limits(o, *launcher), results, resumed);
     std::printf("ptdp sweep %s: %zu points (%d valid), %d already done, %zu to run -> %s\n", sweep.name.c_str(),
                 sweep.points.size(), sweep.valid_points(), resumed, tasks.size(), o.out.c_str());
     Runner runner(o, sweep, results, work, *launcher);

@@ -129,4 +129,18 @@ inline nlohmann::json tiny_config_json() {
     "machine": "cpu-host"})");
 }
 
+// A sweep of the tiny model above on the CPU profile, measured: a 1-rank and a
+// 2-rank point (p 2), three iterations after one warm-up.
+inline nlohmann::json tiny_cpu_sweep_json(const std::string& name) {
+  nlohmann::json s = nlohmann::json::parse(R"js({
+    "schema": "ptdp.sweep/1", "reproduces": "test", "machine": "cpu-host", "mode": "measure",
+    "points": [{}, {"plan.pp": 2}], "train": {"iterations": 3, "warmup": 1},
+    "paper": {"label": "t{plan.tp} p{plan.pp} d{plan.dp}"}})js");
+  s["name"] = name;
+  s["base"] = tiny_config_json();
+  s["base"].erase("machine");
+  s["base"].erase("optimizer");
+  return s;
+}
+
 }  // namespace ptdp::test

@@ -46,6 +46,7 @@ class Launcher {
 
   const std::string& name() const { return name_; }           // "mpirun", "srun" or "template"
   const std::string& text() const { return template_; }       // the template, presets spelled out
+  std::string spec() const { return name_ == "template" ? template_ : name_; }  // what parse() takes back
   // The shell command line (for /bin/sh -c, or a batch script) that starts `cmd` as the shape's ranks.
   std::string command_line(const LaunchShape& shape, const std::vector<std::string>& cmd) const;
 

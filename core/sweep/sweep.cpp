@@ -345,13 +345,14 @@ std::string to_string(PointStatus s) {
     case PointStatus::failed: return "failed";
     case PointStatus::timeout: return "timeout";
     case PointStatus::oom: return "oom";
+    case PointStatus::missing: return "missing";
   }
   return "?";
 }
 
 PointStatus point_status_from_string(const std::string& text) {
   for (const PointStatus s : {PointStatus::ok, PointStatus::does_not_fit, PointStatus::refused, PointStatus::failed,
-                              PointStatus::timeout, PointStatus::oom})
+                              PointStatus::timeout, PointStatus::oom, PointStatus::missing})
     if (to_string(s) == text) return s;
   return PointStatus::failed;
 }

@@ -1,6 +1,7 @@
 // Records of finished points, acceptance bands, and the resumable results file.
 #include "core/sweep/sweep_results.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 
@@ -112,10 +113,29 @@ SweepResults::SweepResults(const std::filesystem::path& file, const Sweep& sweep
   doc_["points"] = old["points"];
 }
 
-bool SweepResults::finished(const std::string& key) const {
+bool SweepResults::finished(const std::string& key) const { return record(key) != nullptr; }
+
+const json* SweepResults::record(const std::string& key) const {
   for (const auto& p : doc_["points"])
-    if (p["key"] == key) return true;
-  return false;
+    if (p["key"] == key) return &p;
+  return nullptr;
+}
+
+bool SweepResults::put(const std::vector<json>& records) {
+  bool changed = false;
+  for (const json& r : records) {
+    json& points = doc_["points"];
+    const auto old = std::find_if(points.begin(), points.end(), [&](const json& p) { return p["key"] == r["key"]; });
+    if (old != points.end() && *old == r) continue;
+    if (old != points.end()) *old = r;
+    else points.push_back(r);
+    changed = true;
+  }
+  if (!changed) return false;
+  doc_["updated"] = utc_now();
+  doc_["software"] = software_info();
+  write_json_atomic(file_, doc_);
+  return true;
 }
 
 void SweepResults::add(const json& record) {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -48,6 +49,12 @@ class SweepResults {
   bool finished(const std::string& key) const;
   // Adds a record and rewrites the file atomically.
   void add(const nlohmann::json& record);
+  // The record of `key`, or null when there is none.
+  const nlohmann::json* record(const std::string& key) const;
+  // Each record replaces the one of its key (or is added); the file is
+  // rewritten once, atomically, and only when a record changed, so merging
+  // the same records again leaves it as it was. Whether it was rewritten.
+  bool put(const std::vector<nlohmann::json>& records);
   const nlohmann::json& points() const { return doc_["points"]; }
 
  private:

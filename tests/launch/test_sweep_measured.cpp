@@ -15,13 +15,10 @@ namespace {
 using nlohmann::json;
 
 json cpu_sweep() {
-  return json::parse(R"js({
-    "schema": "ptdp.sweep/1", "name": "cpu_test", "reproduces": "test", "machine": "cpu-host", "mode": "auto",
-    "base": {"model": {"layers": 2, "hidden": 64, "heads": 4, "seq_len": 16, "vocab": 128},
-             "plan": {"tp": 1, "pp": 1, "dp": 1, "micro_batch": 2, "global_batch": 8, "precision": "fp32"}},
-    "points": [{}, {"plan.pp": 2}, {"plan.tp": 2, "plan.dp": 2}],
-    "train": {"iterations": 3, "warmup": 1},
-    "paper": {"label": "t{plan.tp} p{plan.pp} d{plan.dp}"}})js");
+  json s = test::tiny_cpu_sweep_json("cpu_test");
+  s["mode"] = "auto";
+  s["points"].push_back({{"plan.tp", 2}, {"plan.dp", 2}});
+  return s;
 }
 
 TEST(SweepMeasured, AutoMeasuresCpuPointsAndProjectionSitsBeside) {

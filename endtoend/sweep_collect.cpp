@@ -1,0 +1,112 @@
+// `ptdp sweep FILE --collect DIR --out RESULT`: what the emitted Slurm jobs
+// wrote, merged into the ordinary sweep results file through the runner's own
+// point_record, so the report and `ptdp compare` read it unchanged. Collecting
+// again merges what finished since and leaves the file as it was otherwise.
+#include <cstdio>
+
+#include "core/config/json_read.h"
+#include "core/sweep/slurm_folder.h"
+#include "core/sweep/sweep_results.h"
+#include "endtoend/commands.h"
+#include "endtoend/slurm_sweep.h"
+
+namespace ptdp::cli {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// The point indices of DIR's manifest, which must be of `sweep`; throws JsonRefused.
+std::vector<int> manifest_points(const fs::path& dir, const Sweep& sweep) {
+  const json doc = read_json_file(manifest_path(dir));
+  const JsonAt m(doc, manifest_path(dir).string());
+  if (m.object().get<std::string>("schema", "") != kSlurmManifestSchema)
+    m.refuse("is not a manifest of ptdp Slurm jobs (\"schema\": \"" + std::string(kSlurmManifestSchema) + "\")");
+  const std::string name = read_identity(m.at("identity")).name;
+  if (name != sweep.name) m.refuse("holds the Slurm jobs of sweep \"" + name + "\", not \"" + sweep.name + "\"");
+  std::vector<int> indices;
+  for (const JsonAt& p : m.at("points").elements()) {
+    const int index = p.at("index").get<int>();
+    if (index < 0 || index >= static_cast<int>(sweep.points.size()))
+      p.refuse("point " + std::to_string(index) + " is not a point of " + sweep.file.string() +
+               " (the file changed since --emit-slurm: emit again)");
+    indices.push_back(index);
+  }
+  return indices;
+}
+
+struct Tally {
+  int ok = 0, failed = 0, missing = 0, mismatched = 0, rejected = 0;
+};
+
+// What point `index`'s job left in `dir`, or nothing to keep the record `previous` already holds.
+std::optional<PointRun> collected_run(const fs::path& dir, int index, const SweepIdentity& here,
+                                      const json* previous, Tally& tally) {
+  const fs::path file = point_result_path(dir, index);
+  std::error_code ec;
+  if (!fs::exists(file, ec)) {
+    if (previous != nullptr && (*previous)["status"] != to_string(PointStatus::missing)) return std::nullopt;
+    return PointRun{ResultMode::measured, PointStatus::missing,
+                    "no result yet from its Slurm job (" + file.string() + ")", 0, nullptr};
+  }
+  try {
+    const PointFile f = read_point_file(file);
+    std::string why = identity_mismatch(here, f.identity);
+    if (why.empty() && f.index != index) why = "another point: index " + std::to_string(f.index);
+    if (why.empty()) return f.run;
+    ++tally.mismatched;
+    return PointRun{ResultMode::measured, PointStatus::refused, "not merged: its result is from " + why,
+                    f.run.seconds, nullptr};
+  } catch (const JsonRefused& e) {
+    return PointRun{ResultMode::measured, PointStatus::failed, std::string("its result is refused: ") + e.what(), 0,
+                    nullptr};
+  }
+}
+
+void tally_record(const json& record, Tally& t) {
+  const std::string status = record["status"].get<std::string>();
+  if (status == "ok") ++t.ok;
+  else if (status == to_string(PointStatus::missing)) ++t.missing;
+  else if (is_failure(point_status_from_string(status))) ++t.failed;
+  if (record["acceptance"] == "fail") ++t.rejected;
+}
+
+int merge_points(const Sweep& sweep, const std::vector<int>& indices, const SweepOptions& o) {
+  SweepResults results(o.out, sweep);
+  const SweepIdentity here = sweep_identity(sweep);
+  Tally tally;
+  std::vector<json> records;
+  for (const int index : indices) {
+    const SweepPoint& p = sweep.points[static_cast<std::size_t>(index)];
+    const std::string key = point_key(sweep, p, ResultMode::measured);
+    const std::optional<PointRun> run = collected_run(o.collect, index, here, results.record(key), tally);
+    records.push_back(run ? point_record(sweep, p, *run) : *results.record(key));
+    tally_record(records.back(), tally);
+    if (records.back()["status"] == "refused") std::fprintf(stderr, "  #%d %s\n", index,
+                                                            records.back()["reason"].get<std::string>().c_str());
+  }
+  const bool changed = results.put(records);
+  std::printf("ptdp sweep %s: collected %zu points from %s: %d ok, %d failed, %d missing, %d from another sweep file "
+              "or commit (not merged), %d below acceptance -> %s (%s)\n", sweep.name.c_str(), indices.size(),
+              o.collect.c_str(), tally.ok, tally.failed, tally.missing, tally.mismatched, tally.rejected,
+              o.out.c_str(), changed ? "updated" : "unchanged");
+  if (tally.mismatched > 0) return kExitRefused;
+  return tally.failed + tally.missing + tally.rejected > 0 ? kExitFailed : kExitOk;
+}
+
+}  // namespace
+
+int collect_slurm(const SweepOptions& options) {
+  SweepOptions o = options;
+  const std::optional<Sweep> sweep = load_sweep_or_report(o.file, o.max_points);
+  if (!sweep || !resolve_results_path(o, *sweep)) return kExitRefused;
+  try {
+    return merge_points(*sweep, manifest_points(o.collect, *sweep), o);
+  } catch (const std::runtime_error& e) {  // JsonRefused: the manifest, or the results file of another sweep
+    std::fprintf(stderr, "ptdp sweep: --collect %s: %s\n", o.collect.c_str(), e.what());
+    return kExitRefused;
+  }
+}
+
+}  // namespace ptdp::cli
