@@ -48,6 +48,10 @@ TEST(CliTrainHardware, AConfigWithoutMachineTrainsOnTheCpuHostProfile) {
     if (e["name"] == "thread_name")
       named = e["args"]["name"] == "rank 0 (t0 d0 p0) @ " + rank["host"].get<std::string>();
   EXPECT_TRUE(named) << trace.dump();
+  // Only `ptdp train` takes the machine at hand: a projection needs a named one.
+  const auto p = test::run_command(test::ptdp_cli() + " project --config " + (dir.path() / "c.json").string(), dir);
+  EXPECT_EQ(p.status, 2);
+  EXPECT_NE(p.err.find("machine is missing"), std::string::npos) << p.err;
 }
 
 TEST(CliTrainHardware, AProfileThatContradictsTheHardwareIsWarnedOfAndRecorded) {
