@@ -30,5 +30,6 @@ Command add_sweep_point_command(CLI::App& app);
 Command add_compare_command(CLI::App& app);
 Command add_slice_command(CLI::App& app);
 Command add_export_command(CLI::App& app);
+Command add_accept_command(CLI::App& app);
 
 }  // namespace ptdp::cli

@@ -101,8 +101,9 @@ void OutputFiles::discard() {
   staged_.clear();
 }
 
-void OutputFiles::add(const fs::path& path, const nlohmann::json& j, int indent) {
-  const std::string text = j.dump(indent) + "\n";
+void OutputFiles::add(const fs::path& path, const nlohmann::json& j, int indent) { add_text(path, j.dump(indent) + "\n"); }
+
+void OutputFiles::add_text(const fs::path& path, const std::string& text) {
   add_file(path, [&](const fs::path& tmp) { write_all(tmp, text); });
 }
 

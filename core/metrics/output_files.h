@@ -32,6 +32,8 @@ class OutputFiles {
 
   // Throws std::runtime_error naming the path (nothing of this set is kept then).
   void add(const std::filesystem::path& path, const nlohmann::json& j, int indent = 2);
+  // A text file (Markdown, XML).
+  void add_text(const std::filesystem::path& path, const std::string& text);
   // Any other file: `write` fills the (new) temporary path it is given, or throws.
   using Writer = std::function<void(const std::filesystem::path& tmp)>;
   void add_file(const std::filesystem::path& path, const Writer& write);
