@@ -32,5 +32,6 @@ Command add_compare_command(CLI::App& app);
 Command add_history_command(CLI::App& app);
 Command add_slice_command(CLI::App& app);
 Command add_export_command(CLI::App& app);
+Command add_accept_command(CLI::App& app);
 
 }  // namespace ptdp::cli

@@ -48,7 +48,8 @@ int main(int argc, char** argv) {
                                                     ptdp::cli::add_sweep_point_command(app),
                                                     ptdp::cli::add_sweep_slurm_point_command(app),
                                                     ptdp::cli::add_slice_command(app),
-                                                    ptdp::cli::add_export_command(app)};
+                                                    ptdp::cli::add_export_command(app),
+                                                    ptdp::cli::add_accept_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "core/config/acceptance_band.h"
 #include "core/config/mechanisms.h"
 #include "core/tensor/dtype.h"
 
@@ -59,6 +60,7 @@ struct Machine {
   std::optional<Filesystem> filesystem;       // checkpoint storage; absent or null: unknown
   Mechanisms mechanisms;                      // the cost model's switches: all on (not in JSON; --ablate)
   std::map<std::string, std::string> sources; // field name -> where its number comes from
+  std::map<std::string, AcceptanceBand> acceptance;  // metric -> band (`ptdp accept`); not written into results
 
   // Dense peak for a precision name, or 0 when the profile does not give one.
   double peak_for(const std::string& precision) const;

@@ -56,6 +56,29 @@ void read_filesystem(JsonFields& top, std::optional<Filesystem>& out, ConfigErro
   out = fs;
 }
 
+// "acceptance": {METRIC: {"expected", "tolerance", "source"}, ...}, each metric
+// one of kAcceptanceMetrics; the values' ranges are validate()'s.
+void read_acceptance(JsonFields& top, std::map<std::string, AcceptanceBand>& out, ConfigErrors& errors) {
+  const json* obj = top.object("acceptance", false);
+  if (obj == nullptr) return;
+  for (const auto& [metric, band_json] : obj->items()) {
+    const std::string at = top.field("acceptance") + "." + metric;
+    if (!is_acceptance_metric(metric)) {
+      std::string known;
+      for (const auto& m : kAcceptanceMetrics) known += (known.empty() ? "" : ", ") + std::string(m.name);
+      top.error(at, at + " is not a metric `ptdp accept` measures; known: " + known, ConfigErrorKind::unknown_field);
+      continue;
+    }
+    AcceptanceBand band;
+    JsonFields f(band_json, at, errors);
+    f.required("expected", band.expected);
+    f.required("tolerance", band.tolerance);
+    f.required("source", band.source);
+    f.reject_unknown();
+    out[metric] = band;
+  }
+}
+
 json to_json(const Link& l) {
   json j = {{"bandwidth_gbs", l.bandwidth_gbs}, {"latency_us", l.latency_us}};
   if (l.nics_per_node > 0) j["nics_per_node"] = l.nics_per_node;
@@ -109,6 +132,7 @@ Machine machine_from_json(const json& j, const std::string& where) {
   read_efficiency(f, m.efficiency, errors);
   read_filesystem(f, m.filesystem, errors);
   f.optional("sources", m.sources);
+  read_acceptance(f, m.acceptance, errors);
   f.reject_unknown();
   if (errors.empty()) errors = validate(m, where);
   if (!errors.empty()) throw ConfigRefused(std::move(errors));

@@ -229,6 +229,17 @@ void check_filesystem(const std::string& at, const Filesystem& fs, Rules& r) {  
   r.in_range(at + "read_efficiency", fs.read_efficiency, 0, true, 1, false);
 }
 
+// Bands: an expected value positive and finite, a tolerance in [0, 1) (1 would
+// accept anything), and a source for the expected value.
+void check_acceptance(const std::string& at, const std::map<std::string, AcceptanceBand>& bands, Rules& r) {
+  for (const auto& [metric, band] : bands) {
+    r.in_range(at + metric + ".expected", band.expected, 0, true, kMaxRate, false);
+    r.in_range(at + metric + ".tolerance", band.tolerance, 0, false, 1, true);
+    if (band.source.find_first_not_of(" \t") == std::string::npos)
+      r.fail(at + metric + ".source", at + metric + ".source must say where the expected value comes from");
+  }
+}
+
 }  // namespace
 
 ConfigErrors validate(const Config& c, int world_size) {
@@ -267,6 +278,7 @@ ConfigErrors validate(const Machine& m, const std::string& path) {
   check_link(at + "inter_node", m.inter_node, r);
   check_efficiency(at + "efficiency.", m.efficiency, r);
   if (m.filesystem) check_filesystem(at + "filesystem.", *m.filesystem, r);
+  check_acceptance(at + "acceptance.", m.acceptance, r);
   return errors;
 }
 

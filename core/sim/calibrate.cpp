@@ -14,13 +14,24 @@ namespace ptdp {
 
 using nlohmann::json;
 
-namespace {
-
-double seconds_of(const json& run) {
+double benchmark_seconds(const json& run) {
   const std::string unit = run.value("time_unit", "ns");
   const double scale = unit == "s" ? 1 : unit == "ms" ? 1e-3 : unit == "us" ? 1e-6 : 1e-9;
   return run.at("real_time").get<double>() * scale;
 }
+
+json read_benchmark_json(const std::filesystem::path& file) {
+  // Google Benchmark writes a statistic it cannot compute (the cv of a counter
+  // that is always 0, over repetitions) as a bare NaN, which JSON has not:
+  // read it as null.
+  static const std::regex non_finite(R"(:\s*-?(NaN|nan|inf|Infinity)\s*([,}\n]))");
+  json j = parse_json(std::regex_replace(read_json_text(file), non_finite, ": null$2"), file.string());
+  if (!j.is_object() || !j.contains("benchmarks") || !j["benchmarks"].is_array())
+    throw std::runtime_error(file.string() + ": not Google Benchmark JSON (no \"benchmarks\" list)");
+  return j;
+}
+
+namespace {
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -41,17 +52,6 @@ CollectiveRate fit(std::vector<Point> points) {
   for (const auto& p : points)
     if (p.bytes >= large) rates.push_back(p.factor * p.bytes / std::max(p.seconds - alpha, 0.5 * p.seconds));
   return {alpha * 1e6, median(rates) / 1e9};
-}
-
-json read_json(const std::filesystem::path& file) {
-  // Google Benchmark writes a statistic it cannot compute (the cv of a counter
-  // that is always 0, over repetitions) as a bare NaN, which JSON has not:
-  // read it as null.
-  static const std::regex non_finite(R"(:\s*-?(NaN|nan|inf|Infinity)\s*([,}\n]))");
-  json j = parse_json(std::regex_replace(read_json_text(file), non_finite, ": null$2"), file.string());
-  if (!j.is_object() || !j.contains("benchmarks") || !j["benchmarks"].is_array())
-    throw std::runtime_error(file.string() + ": not Google Benchmark JSON (no \"benchmarks\" list)");
-  return j;
 }
 
 // "attention/unfused_fused_softmax_fwd/b:2/s:64/heads:4/d:32/..." -> the value of "key:".
@@ -95,7 +95,8 @@ struct FastestRuns {
       const auto it = at.find(name);
       if (!run.contains("run_name") || it == at.end()) {  // a file without run names: every run its own
         at[name] = runs.size(), runs.push_back(std::move(run));
-      } else if (json& kept = runs[it->second]; !failed(run) && (failed(kept) || seconds_of(run) < seconds_of(kept))) {
+      } else if (json& kept = runs[it->second];
+                 !failed(run) && (failed(kept) || benchmark_seconds(run) < benchmark_seconds(kept))) {
         kept = std::move(run);
       }
     }
@@ -104,7 +105,7 @@ struct FastestRuns {
   std::map<std::string, double> seconds() const {
     std::map<std::string, double> out;
     for (const auto& run : runs)
-      if (!run.value("error_occurred", false)) out[run.value("run_name", run.value("name", ""))] = seconds_of(run);
+      if (!run.value("error_occurred", false)) out[run.value("run_name", run.value("name", ""))] = benchmark_seconds(run);
     return out;
   }
 };
@@ -131,7 +132,7 @@ void add_samples(const FastestRuns& lone, Calibration& c) {
     try {
       if (run.value("error_occurred", false)) continue;
       const std::string label = run.value("label", "");
-      const double s = seconds_of(run);
+      const double s = benchmark_seconds(run);
       if (label == "gemm") {
         c.gemms.push_back({{run.at("m").get<double>(), run.at("n").get<double>(), run.at("k").get<double>(),
                             run.value("batch", 1.0)}, s});
@@ -167,7 +168,7 @@ Calibration calibrate(const std::vector<std::filesystem::path>& files, const std
   c.machine = machine;
   std::map<int, FastestRuns> by_copies;  // copies of the program that ran at once -> their runs
   for (const auto& file : files) {
-    const json j = read_json(file);
+    const json j = read_benchmark_json(file);
     try {
       const json ctx = j.value("context", json::object());
       c.precision = ctx.value("ptdp_precision", c.precision);

@@ -21,6 +21,12 @@
 
 namespace ptdp {
 
+// The Google Benchmark JSON of `file` (a bare NaN read as null); std::runtime_error
+// naming the file when it is not such a document.
+nlohmann::json read_benchmark_json(const std::filesystem::path& file);
+// A benchmark run's real time in seconds (its "real_time" in its "time_unit").
+double benchmark_seconds(const nlohmann::json& run);
+
 // Reads the files (std::runtime_error naming the file and field when one is not
 // Google Benchmark JSON) and builds the table for `machine`.
 Calibration calibrate(const std::vector<std::filesystem::path>& files, const std::string& machine);

@@ -1,0 +1,40 @@
+// Acceptance bands of a machine profile: what `ptdp accept` requires of each
+// figure it measures on that machine. Each band is an expected value, a
+// tolerance and the source of the expected value; every metric is higher-is-
+// better, so a value holds its band when value >= expected·(1 − tolerance).
+#pragma once
+#include <array>
+#include <string>
+#include <string_view>
+
+namespace ptdp {
+
+struct AcceptanceBand {
+  double expected = 0;   // in the metric's unit
+  double tolerance = 0;  // the fraction below `expected` still accepted, in [0, 1)
+  std::string source;    // where `expected` comes from (a measurement's command and date, or its derivation)
+
+  double lowest() const { return expected * (1 - tolerance); }
+  bool holds(double value) const { return value >= lowest(); }
+};
+
+// The metrics a band may name (the profile's "acceptance" keys), with what each measures.
+struct AcceptanceMetric {
+  std::string_view name, meaning;
+};
+inline constexpr std::array<AcceptanceMetric, 6> kAcceptanceMetrics{{
+    {"gemm_tflops", "TFLOP/s of one large GEMM (the kernel model's fc1 forward) in the profile's precision"},
+    {"attention_tflops", "TFLOP/s of attention forward and backward together at the kernel model's shapes"},
+    {"allreduce_busbw_gbs_intra", "all-reduce bus bandwidth in GB/s among one node's ranks, the best over message sizes"},
+    {"allreduce_busbw_gbs_inter", "all-reduce bus bandwidth in GB/s among the ranks of --nodes nodes, the best over sizes"},
+    {"train_tflops_per_gpu", "model TFLOP/s per GPU of data-parallel training over one node"},
+    {"weak_scaling_efficiency", "per-GPU model TFLOP/s over --nodes nodes (d scaled by the nodes) / one node's"},
+}};
+
+inline bool is_acceptance_metric(std::string_view name) {
+  for (const auto& m : kAcceptanceMetrics)
+    if (m.name == name) return true;
+  return false;
+}
+
+}  // namespace ptdp
