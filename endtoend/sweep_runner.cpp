@@ -149,7 +149,8 @@ RankLimits rank_limits(const SweepOptions& o, const Launcher& launcher) {
   if (o.max_ranks > 0) l.max_ranks = o.max_ranks;
   l.allocation = allocation_ranks(std::getenv("SLURM_NTASKS"));
   l.local_gpus = cuda_devices();
-  l.spans_nodes = launcher.name() != "mpirun";
+  // Open MPI's mpirun starts ranks across the nodes of the Slurm allocation it runs in, and on this machine only outside one.
+  l.spans_nodes = launcher.name() != "mpirun" || l.allocation.has_value();
   return l;
 }
 

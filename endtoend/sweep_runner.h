@@ -42,7 +42,7 @@ std::optional<Launcher> parse_launcher_or_report(const std::string& text);
 // Sets o.out to results/<name>.json when empty; false when it cannot be written.
 bool resolve_results_path(SweepOptions& o, const Sweep& sweep);
 // What bounds a measured point started here through `launcher`: --max-ranks,
-// SLURM_NTASKS, this machine's GPUs.
+// SLURM_NTASKS, and this machine's GPUs for the mpirun preset outside an allocation.
 RankLimits rank_limits(const SweepOptions& o, const Launcher& launcher);
 
 }  // namespace ptdp::cli

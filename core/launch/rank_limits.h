@@ -29,8 +29,8 @@ std::optional<int> allocation_ranks(const char* slurm_ntasks);
 // not, naming the limit ("needs 16 ranks, more than the allocation's 8 tasks
 // (SLURM_NTASKS)"). Every point is held to --max-ranks and the allocation;
 // with neither, a CPU point to kDefaultMaxCpuRanks. A GPU point must be
-// 16-bit, and with a launcher that stays on this machine (the mpirun preset)
-// fit its GPUs.
+// 16-bit, and with a launcher that stays on this machine (the mpirun preset
+// outside an allocation) fit its GPUs.
 std::string measure_refusal(const Config& config, const RankLimits& limits);
 
 }  // namespace ptdp
