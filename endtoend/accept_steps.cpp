@@ -2,8 +2,6 @@
 #include "endtoend/accept_steps.h"
 
 #include <algorithm>
-#include <deque>
-#include <fstream>
 #include <thread>
 
 #include "core/config/json_read.h"
@@ -26,20 +24,6 @@ const char* to_string(StepStatus s) {
 }
 
 namespace {
-
-// The last `n` lines of a step's log, joined with " | ", for its failure reason.
-std::string step_log_tail(const std::filesystem::path& log, int n) {
-  std::ifstream in(log);
-  std::deque<std::string> lines;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) continue;
-    lines.push_back(line);
-    if (static_cast<int>(lines.size()) > n) lines.pop_front();
-  }
-  std::string out;
-  for (const auto& l : lines) out += (out.empty() ? "" : " | ") + l;
-  return out;
-}
 
 // The iteration runs of a benchmark file (aggregates left out); a run that
 // reported an error fails the step with that error.
@@ -91,7 +75,7 @@ StepOutcome run_step(const StepSpec& spec, const std::filesystem::path& log, dou
     o.reason = "no result within " + std::to_string(static_cast<int>(timeout_s)) + " s";
     return o;
   }
-  const std::string tail = step_log_tail(log, 3);
+  const std::string tail = log_tail(log, 3);
   if (code != 0) {
     o.reason = (code >= 128 ? "killed by signal " + std::to_string(code - 128) : "exit " + std::to_string(code)) +
                (tail.empty() ? "" : ": " + tail);

@@ -37,15 +37,25 @@ std::filesystem::path example_config(const char* name) {
   return std::filesystem::path(PTDP_SOURCE_DIR) / "endtoend" / "configs" / name;
 }
 
-// The training model: on a GPU the paper's 1.7B model (b = 4, four
-// micro-batches a replica), on the CPU configs/tiny.json's (an iteration in
-// milliseconds, so the suite runs in CI's tests); over `ranks`
-// data-parallel replicas, the global batch growing with them (weak scaling).
-Config train_config(const Machine& m, int ranks) {
-  Config c = load_config(example_config(m.device == Device::cuda ? "gpt-1.7b-h100.json" : "tiny.json"),
-                         default_machines_dir());
+// The two training models: the paper's GPT block (1.7B, Table 1's first row,
+// b = 4, four micro-batches a replica) and a Llama-style block (Llama 3 8B:
+// grouped-query attention, RMSNorm, SwiGLU, RoPE); on the CPU their tiny
+// counterparts (configs/tiny.json, tiny-llama.json: an iteration in
+// milliseconds, so the suite runs in CI's tests). Over `ranks` data-parallel
+// replicas, the global batch growing with them (weak scaling).
+enum class TrainModel { gpt, llama };
+
+Config train_config(const Machine& m, int ranks, TrainModel which = TrainModel::gpt) {
+  const bool gpu = m.device == Device::cuda;
+  const char* file = which == TrainModel::gpt ? (gpu ? "gpt-1.7b-h100.json" : "tiny.json")
+                                              : (gpu ? "llama3-8b-h100.json" : "tiny-llama.json");
+  Config c = load_config(example_config(file), default_machines_dir());
   c.machine = m;
-  c.plan.global_batch = c.plan.global_batch / c.plan.dp * ranks;
+  // The 8B config's 16 micro-batches a replica (B = 128 on 8 GPUs) are about
+  // 6.7e16 FLOPs an iteration with full recompute; two a replica keep the
+  // step's iterations within a few minutes.
+  const int per_replica = which == TrainModel::llama && gpu ? 2 * c.plan.micro_batch : c.plan.global_batch / c.plan.dp;
+  c.plan.global_batch = per_replica * ranks;
   c.plan.dp = ranks;
   return c;
 }
@@ -97,14 +107,14 @@ StepSpec collective_step(const AcceptContext& ctx, const std::string& name, cons
 }
 
 StepSpec train_step(const AcceptContext& ctx, const std::string& name, const std::string& metric, int ranks,
-                    const std::string& skip) {
+                    const std::string& skip, TrainModel which = TrainModel::gpt) {
   const auto out = ctx.work / (name + ".json");
   const Budget b = budget_for(ctx.machine.device);
-  const std::string config = skip.empty() ? write_config(ctx, name, train_config(ctx.machine, ranks)) : "";
+  const std::string config = skip.empty() ? write_config(ctx, name, train_config(ctx.machine, ranks, which)) : "";
   std::vector<std::string> argv{accept_ptdp_program(), "train", "--config", config, "--device",
                                 accept_device(ctx.machine), "--iterations", std::to_string(b.iterations),
                                 "--warmup", std::to_string(b.warmup), "--out", out.string()};
-  return {name, {metric}, launched(ctx, ranks, argv), out, read_train("train_tflops_per_gpu"), skip};
+  return {name, {metric}, launched(ctx, ranks, argv), out, read_train(which == TrainModel::gpt ? "train_tflops_per_gpu" : metric), skip};
 }
 
 }  // namespace
@@ -126,6 +136,7 @@ std::vector<StepSpec> accept_steps(const AcceptContext& ctx) {
                                   node < 2 ? "one rank per node: no collective within a node" : ""));
   steps.push_back(collective_step(ctx, "collectives_inter", "allreduce_busbw_gbs_inter", all, one_node));
   steps.push_back(train_step(ctx, "train", "train_tflops_per_gpu", node, ""));
+  steps.push_back(train_step(ctx, "train_llama", "train_llama_tflops_per_gpu", node, "", TrainModel::llama));
   steps.push_back(train_step(ctx, "weak_scaling", "weak_scaling_efficiency", all, one_node));
   return steps;
 }

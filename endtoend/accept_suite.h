@@ -1,9 +1,11 @@
 // What `ptdp accept` runs on a machine profile, in order: the GEMM ceiling,
 // attention, the all-reduce within a node and across the nodes, data-parallel
-// training over one node, and the weak-scaling step (d scaled by the nodes)
-// with its projection beside it. GPU profiles measure at the shapes of the
-// paper's 1.7B model (Table 1, first row; endtoend/configs/gpt-1.7b-h100.json)
-// in bf16; the CPU profile at small shapes, in fp32, that run in seconds.
+// training over one node (the paper's GPT block, then a Llama-style block),
+// and the weak-scaling step (d scaled by the nodes) with its projection beside
+// it. GPU profiles measure at the shapes of the paper's 1.7B model (Table 1,
+// first row; endtoend/configs/gpt-1.7b-h100.json) and of Llama 3 8B
+// (llama3-8b-h100.json) in bf16; the CPU profile at small shapes, in fp32,
+// that run in seconds.
 #pragma once
 #include <filesystem>
 #include <string>

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <deque>
 #include <fstream>
 #include <stdexcept>
 #include <thread>
@@ -99,6 +100,19 @@ void ChildProcess::stop(std::chrono::milliseconds grace) {
 
 double ChildProcess::seconds() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+}
+
+std::string log_tail(const std::filesystem::path& log, int n) {
+  std::ifstream in(log);
+  std::deque<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    lines.push_back(line);
+    if (static_cast<int>(lines.size()) > n) lines.pop_front();
+  }
+  std::string out;
+  for (const auto& l : lines) out += (out.empty() ? "" : " | ") + l;
+  return out;
 }
 
 }  // namespace ptdp::cli

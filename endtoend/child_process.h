@@ -37,4 +37,8 @@ class ChildProcess {
   std::chrono::steady_clock::time_point started_;
 };
 
+// The last `n` non-empty lines of a child's log, joined with " | ": the reason
+// recorded beside a failed child's exit status.
+std::string log_tail(const std::filesystem::path& log, int n);
+
 }  // namespace ptdp::cli

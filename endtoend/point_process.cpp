@@ -1,8 +1,6 @@
 // Starting a point's process, and reading its outcome back as strictly as any input.
 #include "endtoend/point_process.h"
 
-#include <deque>
-#include <fstream>
 
 #include "core/config/json_read.h"
 #include "core/metrics/result_io.h"
@@ -13,18 +11,6 @@ namespace ptdp::cli {
 namespace {
 
 std::string self_path() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
-
-std::string last_lines(const std::filesystem::path& log, int n) {
-  std::ifstream in(log);
-  std::deque<std::string> lines;
-  for (std::string line; std::getline(in, line);) {
-    lines.push_back(line);
-    if (static_cast<int>(lines.size()) > n) lines.pop_front();
-  }
-  std::string out;
-  for (const auto& l : lines) out += (out.empty() ? "" : " | ") + l;
-  return out;
-}
 
 std::vector<std::string> projection_argv(const Sweep& sweep, const PointProcess& p, const SweepOptions& o) {
   const int index = p.point->index;
@@ -53,7 +39,7 @@ std::vector<std::string> measurement_argv(const Sweep& sweep, const PointProcess
 }
 
 void read_outcome(const PointProcess& p, int code, PointRun& run) {
-  const std::string tail = last_lines(p.log, 4);
+  const std::string tail = log_tail(p.log, 4);
   if (code != 0 || !std::filesystem::exists(p.output)) {
     run.status = code == kExitRefused       ? PointStatus::refused
                  : code == kExitOutOfMemory ? PointStatus::oom

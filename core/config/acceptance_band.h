@@ -22,12 +22,13 @@ struct AcceptanceBand {
 struct AcceptanceMetric {
   std::string_view name, meaning;
 };
-inline constexpr std::array<AcceptanceMetric, 6> kAcceptanceMetrics{{
+inline constexpr std::array<AcceptanceMetric, 7> kAcceptanceMetrics{{
     {"gemm_tflops", "TFLOP/s of one large GEMM (the kernel model's fc1 forward) in the profile's precision"},
     {"attention_tflops", "TFLOP/s of attention forward and backward together at the kernel model's shapes"},
     {"allreduce_busbw_gbs_intra", "all-reduce bus bandwidth in GB/s among one node's ranks, the best over message sizes"},
     {"allreduce_busbw_gbs_inter", "all-reduce bus bandwidth in GB/s among the ranks of --nodes nodes, the best over sizes"},
     {"train_tflops_per_gpu", "model TFLOP/s per GPU of data-parallel training over one node"},
+    {"train_llama_tflops_per_gpu", "the same for a Llama-style block (Llama 3 8B on GPUs, tiny-llama on the CPU)"},
     {"weak_scaling_efficiency", "per-GPU model TFLOP/s over --nodes nodes (d scaled by the nodes) / one node's"},
 }};
 

@@ -33,16 +33,18 @@ TEST(Accept, CpuHostPassesItsBands) {
   EXPECT_EQ(report["verdict"], "pass");
   EXPECT_EQ(report["machine"]["name"], "cpu-host");
   EXPECT_FALSE(report["software"]["commit"].get<std::string>().empty());
-  for (const char* metric : {"gemm_tflops", "attention_tflops", "allreduce_busbw_gbs_intra", "train_tflops_per_gpu"}) {
+  for (const char* metric : {"gemm_tflops", "attention_tflops", "allreduce_busbw_gbs_intra", "train_tflops_per_gpu",
+                             "train_llama_tflops_per_gpu"}) {
     const json& c = check_of(report, metric);
     EXPECT_EQ(c["status"], "pass") << c.dump();
     EXPECT_GT(c["value"].get<double>(), 0) << c.dump();
     EXPECT_FALSE(c["band"]["source"].get<std::string>().empty());
   }
   EXPECT_TRUE(check_of(report, "train_tflops_per_gpu")["projected"].is_number());
+  EXPECT_TRUE(check_of(report, "train_llama_tflops_per_gpu")["projected"].is_number());
   for (const char* metric : {"allreduce_busbw_gbs_inter", "weak_scaling_efficiency"})
     EXPECT_EQ(check_of(report, metric)["status"], "skipped");
-  EXPECT_NE(r.out.find("[6/6] weak_scaling: skipped"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[7/7] weak_scaling: skipped"), std::string::npos) << r.out;
   const std::string junit = test::read_file(dir.path() / "out" / "accept-junit.xml");
   EXPECT_NE(junit.find("failures=\"0\""), std::string::npos) << junit;
   EXPECT_NE(test::read_file(dir.path() / "out" / "accept.md").find(": PASS"), std::string::npos);
@@ -76,7 +78,8 @@ TEST(Accept, AStepThatFailsIsRecordedAndTheSuiteGoesOn) {
   ASSERT_EQ(r.status, 1) << r.out << r.err;
   const json report = report_of(dir);
   EXPECT_EQ(check_of(report, "gemm_tflops")["status"], "pass");
-  for (const char* metric : {"allreduce_busbw_gbs_intra", "train_tflops_per_gpu"}) {
+  for (const char* metric : {"allreduce_busbw_gbs_intra", "train_tflops_per_gpu",
+                             "train_llama_tflops_per_gpu"}) {
     const json& c = check_of(report, metric);
     EXPECT_EQ(c["status"], "failed") << c.dump();
     EXPECT_NE(c["reason"].get<std::string>().find("exit 1"), std::string::npos) << c.dump();

@@ -19,6 +19,7 @@
 #include "tests/cpu_training_util.h"
 #include "tests/equivalence_config.h"
 #include "tests/pipeline_pair_util.h"
+#include "tests/unit/tolerances.h"
 
 namespace ptdp {
 namespace {
@@ -307,7 +308,10 @@ TEST_P(HfGpt2Import, EveryLayoutStartsFromTheImportedWeights) {
   EXPECT_GT(std::abs(forward - test::cpu_train_losses(cfg, 1)[0]), 0.1);
   FullParams gathered;
   const double single = imported_first_loss(cfg, imported, gathered);
-  EXPECT_NEAR(single, forward, 1e-6 * forward);
+  // The step runs micro-batches of 1, the fixed-batch forward the whole batch:
+  // equal up to the GEMMs' blocking, far below the 0.1 that tells the imported
+  // start from the seeded one.
+  EXPECT_NEAR(single, forward, test::kReblockF32Rel * forward);
   cfg.plan.tp = l.t, cfg.plan.pp = l.p, cfg.plan.dp = l.d;
   ASSERT_TRUE(validate(cfg, 2).empty()) << validate(cfg, 2).front().message;
   EXPECT_NEAR(imported_first_loss(cfg, imported, gathered), single, 1e-5 * single);
