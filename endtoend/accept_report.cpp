@@ -1,10 +1,9 @@
 // Checks against the bands, and the JSON, Markdown and JUnit reports.
 #include "endtoend/accept_report.h"
 
-#include <unistd.h>
-
 #include <cstdio>
 
+#include "core/comm/placement.h"
 #include "core/metrics/junit.h"
 #include "core/metrics/output_files.h"
 #include "core/metrics/result_io.h"
@@ -124,8 +123,6 @@ std::vector<std::filesystem::path> accept_report_files(const std::filesystem::pa
 }
 
 json accept_json(const AcceptRun& run) {
-  char host[256] = "";
-  gethostname(host, sizeof host - 1);
   json steps = json::array(), checks = json::array();
   for (const StepOutcome& s : run.steps)
     steps.push_back({{"name", s.name}, {"status", to_string(s.status)}, {"reason", s.reason},
@@ -137,7 +134,7 @@ json accept_json(const AcceptRun& run) {
                       {"reason", c.reason}});
   return {{"schema", "ptdp.accept/1"}, {"verdict", accepted(run.checks) ? "pass" : "fail"},
           {"profile", run.profile}, {"machine", to_json(run.machine)}, {"nodes", run.nodes},
-          {"launcher", run.launcher}, {"host", host}, {"software", software_info()},
+          {"launcher", run.launcher}, {"host", host_name()}, {"software", software_info()},
           {"steps", steps}, {"checks", checks}};
 }
 

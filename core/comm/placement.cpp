@@ -10,13 +10,13 @@
 
 namespace ptdp {
 
-namespace {
-
-std::string this_host() {
+std::string host_name() {
   char name[256] = "";
   if (gethostname(name, sizeof name - 1) != 0) return "unknown";
   return name;
 }
+
+namespace {
 
 // A string through the doubles-only host gather: one character a value.
 std::vector<double> chars_of(const std::string& s) { return std::vector<double>(s.begin(), s.end()); }
@@ -46,7 +46,7 @@ int ranks_per_host(const std::vector<RankPlace>& places) {
 
 std::vector<RankPlace> gather_placement(Communicator& world) {
   std::vector<std::string> hosts;
-  for (const auto& name : gather_host(world, chars_of(this_host()))) hosts.push_back(string_of(name));
+  for (const auto& name : gather_host(world, chars_of(host_name()))) hosts.push_back(string_of(name));
   return placement_of(hosts);
 }
 

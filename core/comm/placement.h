@@ -14,6 +14,9 @@ struct RankPlace {
   int node = 0;        // the host's index, in the order hosts first appear in world order
 };
 
+// This process's host name (gethostname), "unknown" when it has none.
+std::string host_name();
+
 // The placement of ranks whose hosts are `hosts` (index = world rank).
 std::vector<RankPlace> placement_of(const std::vector<std::string>& hosts);
 
