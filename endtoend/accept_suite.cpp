@@ -1,6 +1,7 @@
 // The acceptance suite's steps: their configs, commands and readers.
 #include "endtoend/accept_suite.h"
 
+#include "core/config/data_root.h"
 #include "core/metrics/result_io.h"
 
 namespace ptdp::cli {
@@ -34,7 +35,7 @@ std::string bench_program(const std::string& name) {
 }
 
 std::filesystem::path example_config(const char* name) {
-  return std::filesystem::path(PTDP_SOURCE_DIR) / "endtoend" / "configs" / name;
+  return data_root() / "endtoend" / "configs" / name;
 }
 
 // The two training models: the paper's GPT block (1.7B, Table 1's first row,

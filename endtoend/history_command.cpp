@@ -13,6 +13,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "core/config/data_root.h"
 #include "core/metrics/history.h"
 #include "core/metrics/output_files.h"
 #include "core/metrics/result_io.h"
@@ -71,7 +72,7 @@ void draw(const std::string& python, const nlohmann::json& data, const std::file
   write_json_atomic(input, data);
   int status = 0;
   {
-    ChildProcess plot({python, std::string(PTDP_SOURCE_DIR) + "/report/plot_history.py", input.string(), png.string()},
+    ChildProcess plot({python, (data_root() / "report" / "plot_history.py").string(), input.string(), png.string()},
                       log);
     while (!plot.poll(status)) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

@@ -2,9 +2,11 @@
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "core/config/data_root.h"
 #include "core/metrics/build_info.h"
 #include "endtoend/commands.h"
 
@@ -55,6 +57,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : ptdp::cli::kExitRefused;
+  }
+  try {
+    (void)ptdp::data_root();  // a PTDP_DATA_DIR that holds no data is refused before any work
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "ptdp: refused: %s\n", e.what());
+    return ptdp::cli::kExitRefused;
   }
   for (const auto& c : commands)
     if (c.sub->parsed()) return run_guarded(c);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "core/config/data_root.h"
 #include "core/metrics/result_io.h"
 #include "core/sweep/ablation.h"
 #include "core/sweep/modern_check.h"
@@ -32,7 +33,7 @@ std::vector<std::filesystem::path> set_sweeps(const ValidateArgs& args) {
   std::vector<std::filesystem::path> files(args.sweeps.begin(), args.sweeps.end());
   if (!files.empty()) return files;
   if (modern(args)) return modern_sweep_files();
-  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(PTDP_SOURCE_DIR) / "sweeps"))
+  for (const auto& e : std::filesystem::directory_iterator(data_root() / "sweeps"))
     if (e.path().extension() == ".json") files.push_back(e.path());
   std::sort(files.begin(), files.end());
   return files;

@@ -73,7 +73,7 @@ class Suite {
 
   // y (m, n) = x (m, k) · w (n, k)ᵀ: the GEMM of every linear pass, by its shape.
   void gemm(const std::string& role, std::int64_t rows, std::int64_t cols, std::int64_t depth) {
-    benchmark::RegisterBenchmark(("gemm/" + role).c_str(), [this](benchmark::State& st) {
+    register_guarded("gemm/" + role, [this](benchmark::State& st) {
       const std::int64_t m = st.range(0), n = st.range(1), k = st.range(2);
       Tensor a = random_tensor(*ops_, {m, k}), w = random_tensor(*ops_, {n, k}, 0.05f), y = ops_->empty({m, n});
       timer_.run(st, {2 * dbl(m) * dbl(n) * dbl(k), x_.e * dbl(m * k + n * k + m * n), "gemm"}, peak_,
@@ -112,7 +112,7 @@ class Suite {
     auto ops = variant(c);
     const char* label = kind == Attention::flash ? "flash_attention" : "attention";
     for (const bool backward : {false, true})
-      benchmark::RegisterBenchmark(("attention/" + name + (backward ? "_bwd" : "_fwd") + suffix(deterministic)).c_str(),
+      register_guarded("attention/" + name + (backward ? "_bwd" : "_fwd") + suffix(deterministic),
                                    [this, ops, label, backward](benchmark::State& st) {
         const std::int64_t b = st.range(0), s = st.range(1), a = st.range(2), d = st.range(3), g = st.range(4);
         Tensor q = random_tensor(*ops, {b, s, a, d}), kv = random_tensor(*ops, {b, s, g, 2, d});
@@ -138,7 +138,7 @@ class Suite {
 
   void layernorm() {
     for (const bool backward : {false, true})
-      benchmark::RegisterBenchmark(backward ? "layernorm/bwd" : "layernorm/fwd", [this, backward](benchmark::State& st) {
+      register_guarded(backward ? "layernorm/bwd" : "layernorm/fwd", [this, backward](benchmark::State& st) {
         const std::int64_t n = st.range(0), h = st.range(1);
         Tensor x = random_tensor(*ops_, {n, h}), g = random_tensor(*ops_, {h}), beta = ops_->zeros({h}), y = ops_->empty({n, h});
         Tensor mean = ops_->empty({n}, DType::f32), rstd = ops_->empty({n}, DType::f32);
@@ -166,7 +166,7 @@ class Suite {
     c.plan.fused_ops = fused;
     auto ops = variant(c);
     const std::string name = std::string("residual_layernorm/") + (fused ? "fused" : "unfused");
-    benchmark::RegisterBenchmark(name.c_str(), [this, ops](benchmark::State& st) {
+    register_guarded(name, [this, ops](benchmark::State& st) {
       const std::int64_t n = st.range(0), h = st.range(1);
       Tensor y = random_tensor(*ops, {n, h}), x = random_tensor(*ops, {n, h}), sum = ops->empty({n, h}), ln = ops->empty({n, h});
       Tensor b = ops->zeros({h}), g = ops->zeros({h}), beta = ops->zeros({h});
@@ -186,7 +186,7 @@ class Suite {
     c.plan.fused_ops = fused;
     auto ops = variant(c);
     const std::string name = std::string("bias_gelu/") + (fused ? "fused" : "unfused") + (backward ? "_bwd" : "");
-    benchmark::RegisterBenchmark(name.c_str(), [this, ops, backward](benchmark::State& st) {
+    register_guarded(name, [this, ops, backward](benchmark::State& st) {
       const std::int64_t n = st.range(0), f = st.range(1), h = st.range(2);
       Tensor x = random_tensor(*ops, {n, h}), w = random_tensor(*ops, {f, h}, 0.05f), b = ops->zeros({f}), pre = random_tensor(*ops, {n, f});
       Tensor y = random_tensor(*ops, {n, f});
@@ -206,7 +206,7 @@ class Suite {
   // them are read or written once each (GeLU forward 2, its gradient 3, the
   // residual add 3), which is all the traffic there is.
   void elementwise(const std::string& name, int arrays, std::int64_t rows, std::int64_t cols) {
-    benchmark::RegisterBenchmark(("elementwise/" + name).c_str(), [this, name, arrays](benchmark::State& st) {
+    register_guarded("elementwise/" + name, [this, name, arrays](benchmark::State& st) {
       const std::int64_t r = st.range(0), c = st.range(1);
       Tensor a = random_tensor(*ops_, {r, c}), b = random_tensor(*ops_, {r, c}), out = ops_->empty({r, c});
       timer_.run(st, {0, arrays * x_.e * dbl(r * c), "memory"}, peak_, [&] {
@@ -223,7 +223,7 @@ class Suite {
   // read once, the touched fp32 rows of dwte read and written.
   void embedding_backward(bool deterministic) {
     const std::string name = "embedding/bwd" + suffix(deterministic);
-    benchmark::RegisterBenchmark(name.c_str(), [this, deterministic](benchmark::State& st) {
+    register_guarded(name, [this, deterministic](benchmark::State& st) {
       Ops& ops = ops_of(deterministic);
       const std::int64_t b = st.range(0), s = st.range(1), h = st.range(2), vt = st.range(3);
       Tensor tokens = token_tensor(ops, 0), dout = random_tensor(ops, {b, s, h});
@@ -238,7 +238,7 @@ class Suite {
   // writes dx; both touch rstd (n, fp32). gamma and its gradient are O(h).
   void rmsnorm() {
     for (const bool backward : {false, true})
-      benchmark::RegisterBenchmark(backward ? "rmsnorm/bwd" : "rmsnorm/fwd", [this, backward](benchmark::State& st) {
+      register_guarded(backward ? "rmsnorm/bwd" : "rmsnorm/fwd", [this, backward](benchmark::State& st) {
         const std::int64_t n = st.range(0), h = st.range(1);
         Tensor x = random_tensor(*ops_, {n, h}), g = random_tensor(*ops_, {h}), y = ops_->empty({n, h});
         Tensor rstd = ops_->empty({n}, DType::f32), dg = ops_->zeros({h}, DType::f32);
@@ -255,7 +255,7 @@ class Suite {
   // (3 arrays of (n, f)); backward reads dy and pre, writes dpre (5 arrays).
   void swiglu() {
     for (const bool backward : {false, true})
-      benchmark::RegisterBenchmark(backward ? "swiglu/bwd" : "swiglu/fwd", [this, backward](benchmark::State& st) {
+      register_guarded(backward ? "swiglu/bwd" : "swiglu/fwd", [this, backward](benchmark::State& st) {
         const std::int64_t n = st.range(0), f = st.range(1);
         Tensor pre = random_tensor(*ops_, {n, 2 * f}), y = ops_->empty({n, f}), dpre = ops_->empty({n, 2 * f});
         const double bytes = (backward ? 5 : 3) * x_.e * dbl(n * f);
@@ -270,7 +270,7 @@ class Suite {
   // writes q and k, 2·n·(a + g)·d elements (backward the same on dq and dk).
   void rope() {
     for (const bool backward : {false, true})
-      benchmark::RegisterBenchmark(backward ? "rope/bwd" : "rope/fwd", [this, backward](benchmark::State& st) {
+      register_guarded(backward ? "rope/bwd" : "rope/fwd", [this, backward](benchmark::State& st) {
         const std::int64_t b = st.range(0), s = st.range(1), a = st.range(2), d = st.range(3), g = st.range(4);
         Tensor q = random_tensor(*ops_, {b, s, a, d}), kv = random_tensor(*ops_, {b, s, g, 2, d});
         const double bytes = 2 * x_.e * dbl(b * s * (a + g) * d), theta = cfg_.model.rope_theta;
@@ -328,7 +328,7 @@ class Suite {
 };
 
 void Suite::register_optimizer_and_layer() {
-  benchmark::RegisterBenchmark("adamw/step", [this](benchmark::State& st) {
+  register_guarded("adamw/step", [this](benchmark::State& st) {
     const std::int64_t params = st.range(0);
     Tensor master = ops_->zeros({params}, DType::f32), g = ops_->zeros({params}, DType::f32);
     Tensor m = ops_->zeros({params}, DType::f32), v = ops_->zeros({params}, DType::f32), w = ops_->empty({params});
@@ -356,7 +356,7 @@ int distinct_layers(const Config& cfg, Device device) {
 // deterministic backward, untimed GEMM algorithm choices.
 void Suite::layer(bool deterministic) {
   for (const bool backward : {false, true})
-    benchmark::RegisterBenchmark((std::string(backward ? "layer/bwd" : "layer/fwd") + suffix(deterministic)).c_str(),
+    register_guarded(std::string(backward ? "layer/bwd" : "layer/fwd") + suffix(deterministic),
                                  [this, backward, deterministic](benchmark::State& st) {
       Ops& ops = ops_of(deterministic);
       ModelContext ctx{ops, tp_, cfg_.model, cfg_.plan};
@@ -391,7 +391,7 @@ void Suite::layer(bool deterministic) {
 // through the tied embedding, vocabulary-parallel cross-entropy), on the
 // synthetic stream's tokens: with the layers, every op of a micro-batch.
 void Suite::ends() {
-  benchmark::RegisterBenchmark("embedding/fwd", [this](benchmark::State& st) {
+  register_guarded("embedding/fwd", [this](benchmark::State& st) {
     ModelContext ctx{*ops_, tp_, cfg_.model, cfg_.plan};
     Embedding embedding(ctx);
     Tensor tokens = token_tensor(*ops_, 0), x;
@@ -399,7 +399,7 @@ void Suite::ends() {
     timer_.run(st, {0, x_.e * dbl(2 * x_.n * x_.h + x_.s * x_.h), "memory"}, peak_, [&] { x = embedding.forward(tokens); });
   })->Args({x_.b, x_.s, x_.h})->ArgNames({"b", "s", "h"})->UseManualTime()->Unit(benchmark::kMillisecond);
   for (const bool backward : {false, true})
-    benchmark::RegisterBenchmark(backward ? "head/bwd" : "head/fwd", [this, backward](benchmark::State& st) {
+    register_guarded(backward ? "head/bwd" : "head/fwd", [this, backward](benchmark::State& st) {
       ModelContext ctx{*ops_, tp_, cfg_.model, cfg_.plan};
       LmHead head(ctx, nullptr);
       Tensor grads = pack_grads(*ops_, head.params());
@@ -437,10 +437,15 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   nlohmann::json info = {{"device", o.device}};
-  bench::Suite suite(o, cfg);
-  bench::add_context(o, cfg, info, "none");
-  suite.register_all();
-  benchmark::RunSpecifiedBenchmarks();
+  try {  // a backend that cannot start: one clear line, exit 1, never std::terminate
+    bench::Suite suite(o, cfg);
+    bench::add_context(o, cfg, info, "none");
+    suite.register_all();
+    benchmark::RunSpecifiedBenchmarks();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ptdp_bench_kernels: failed: %s\n", e.what());
+    return 1;
+  }
   benchmark::Shutdown();
   return 0;
 }

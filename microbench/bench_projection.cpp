@@ -3,6 +3,7 @@
 // Targets (issue: projection speed): under 100 ms and under 5 s on one core.
 #include <benchmark/benchmark.h>
 
+#include "core/config/data_root.h"
 #include "core/sim/projector.h"
 #include "core/sweep/paper_check.h"
 
@@ -28,7 +29,7 @@ BENCHMARK(BM_Project1T)->Unit(benchmark::kMillisecond);
 void BM_AllPaperExperiments(benchmark::State& state) {
   const nlohmann::json reference = ptdp::load_reference_experiments();
   std::vector<ptdp::Sweep> sweeps;
-  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(PTDP_SOURCE_DIR) / "sweeps"))
+  for (const auto& e : std::filesystem::directory_iterator(ptdp::data_root() / "sweeps"))
     if (e.path().extension() == ".json") {
       auto s = ptdp::load_sweep(e.path(), ptdp::default_machines_dir(), &reference);
       if (!s.reference.empty() && s.mode != ptdp::SweepMode::measure) sweeps.push_back(std::move(s));

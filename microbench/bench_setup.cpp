@@ -7,7 +7,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <stdexcept>
 
+#include "core/config/data_root.h"
 #include "core/metrics/build_info.h"
 
 namespace ptdp::bench {
@@ -54,6 +56,11 @@ Options take_options(int& argc, char** argv) {
   if (const std::string why = device_unavailable(o.device); !why.empty()) refuse("--device=" + device_name(o.device) + ": " + why);
   if (o.max_bytes < 8) refuse("--max-bytes must be at least 8");
   if (o.concurrent < 1) refuse("--concurrent must be a positive count of copies");
+  try {
+    (void)data_root();  // a PTDP_DATA_DIR that holds no data is refused before any work
+  } catch (const std::invalid_argument& e) {
+    refuse(e.what());
+  }
   return o;
 }
 

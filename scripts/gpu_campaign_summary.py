@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
-"""Summary of a GPU campaign's folder (scripts/gpu_campaign.sh): one markdown
-table of the training results (ptdp and the PyTorch baseline), the micro-batch
-attempts, the GEMM ceiling and each step's status. Standard library only.
+"""summary.md of a GPU campaign's work folder (scripts/gpu_campaign.py), or of
+its unpacked archives: the GPU and versions, each step's status, the GPU
+tests, the headline run beside its projections and the PyTorch baseline, the
+micro-batch attempts, the GEMM ceiling and closure, the slices and the kernel
+times. Standard library only.
 
-Usage: gpu_campaign_summary.py WORK [WORK2 ...] > summary.md
-Several folders (e.g. the unpacked archives of part 1 and part 2) are merged.
+Usage: gpu_campaign_summary.py WORK [WORK ...] > summary.md
 """
 import glob
 import json
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from campaign.ncu import kernel_times  # noqa: E402
 
 
 def load(path):
@@ -20,12 +24,14 @@ def load(path):
         return None
 
 
-def lines(path):
+def table(path):
+    """Rows of a tab-separated file with a header line, as dicts."""
     try:
         with open(path) as f:
-            return [l.rstrip("\n").split("\t") for l in f if l.strip()]
+            lines = [l.rstrip("\n").split("\t") for l in f if l.strip()]
     except OSError:
         return []
+    return [dict(zip(lines[0], l)) for l in lines[1:]] if lines else []
 
 
 def pct(x):
@@ -36,78 +42,140 @@ def num(x, fmt):
     return "" if x is None else format(x, fmt)
 
 
-def result_row(path, r):
-    """(model, system, mode, b, recompute, iteration s, MFU, HFU, paper TFLOP/s, peak GiB, tokens/s)."""
+def result_row(label, r):
+    """model, system, how obtained, micro-batch, recompute, iteration s, MFU, paper TFLOP/s, peak GiB, tokens/s."""
     m, p, mt = r.get("model", {}), r.get("plan", {}), r.get("metrics", {})
-    name = os.path.basename(path)[:-5].split("-")  # SYSTEM-MODEL-RC-bMB or projected-MODEL-RC-bMB
-    model = f"{name[1]} ({m.get('layers')}L, h={m.get('hidden')}, s={m.get('seq_len')})" if len(name) >= 4 else "?"
-    mem = (mt.get("memory_bytes") or {})
-    peak = mem.get("peak_measured") if r.get("mode") != "projected" else mem.get("peak_model")
-    it = (mt.get("iteration_s") or {}).get("median")
-    return [model, r.get("system", "?"), r.get("mode", "?"), str(p.get("micro_batch", "")), p.get("recompute", ""),
-            num(it, ".4g"), pct(mt.get("mfu")), pct(mt.get("hfu")), num(mt.get("model_tflops_per_gpu"), ".4g"),
-            num(None if peak is None else peak / 2**30, ".3g"), num(mt.get("tokens_per_s"), ".0f")]
+    mem = mt.get("memory_bytes") or {}
+    peak = mem.get("peak_model") if str(r.get("mode")).startswith("projected") else mem.get("peak_measured")
+    return [label, r.get("system", "ptdp"), r.get("mode", "?"), str(p.get("micro_batch", "")), p.get("recompute", ""),
+            num((mt.get("iteration_s") or {}).get("median"), ".4g"), pct(mt.get("mfu")),
+            num(mt.get("model_tflops_per_gpu"), ".4g"), num(None if peak is None else peak / 2**30, ".3g"),
+            num(mt.get("tokens_per_s"), ".0f")]
 
 
-def closure_lines(folders):
-    """The closure step's check: iteration time against the calibrated projection, and compute
-    per micro-batch against the sum of its benchmarked ops (scripts/op_closure.py)."""
-    out = []
-    for w in folders:
-        d = os.path.join(w, "closure")
-        measured, projected, ops = (load(os.path.join(d, f"{k}.json")) for k in ("measured", "projected", "ops"))
-        if not measured:
-            continue
-        out += ["", "## Closure on this GPU (1.7B, micro-batch 4, the kernels step's shapes)", ""]
-        m = measured["metrics"]["iteration_s"]["median"]
-        if projected:
-            p = projected["metrics"]["iteration_s"]["median"]
-            out += [f"- iteration: measured {m:.4g} s, projected with this GPU's calibration {p:.4g} s "
-                    f"({100 * (p / m - 1):+.1f}%)"]
-        for direction, r in ((ops or {}).get("directions") or {}).items():
-            out += [f"- compute per micro-batch, {direction}: runtime {1e3 * r['measured_s']:.3f} ms, sum of its "
-                    f"benchmarked ops {1e3 * r['sum_of_ops_s']:.3f} ms ({100 * r['excess']:+.1f}%)"]
+def model_label(key, r):
+    m = r.get("model", {})
+    return f"{key} ({m.get('layers')}L h={m.get('hidden')} s={m.get('seq_len')})"
+
+
+def training_rows(work):
+    """Per (model, recompute, micro-batch): ptdp measured, its projection on the profile,
+    the calibrated projection (headline), the PyTorch baseline."""
+    found = {}
+    for folder in ("headline", "baseline", "more"):
+        for path in glob.glob(os.path.join(work, folder, "*-*-*-b*.json")):
+            system, key, recompute, b = os.path.basename(path)[:-5].split("-")[:4]
+            r = load(path)
+            if r and "metrics" in r:
+                found[(key, recompute, int(b[1:]), system)] = r
+    rows = []
+    for (key, recompute, b, system), r in sorted(found.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2],
+                                                                                   kv[0][3] != "ptdp")):
+        rows.append(result_row(model_label(key, r), r))
+        projected = r.get("projected")
+        if system == "ptdp" and isinstance(projected, dict) and projected.get("metrics"):
+            rows.append(result_row(model_label(key, r), {**r, **projected, "mode": "projected (profile)"}))
+        calibrated = load(os.path.join(work, "kernels", "projected-calibrated.json"))
+        if system == "ptdp" and calibrated and (key, recompute) == ("1.7b", "none"):
+            rows.append(result_row(model_label(key, r), {**calibrated, "mode": "projected (this device's calibration)"}))
+    return rows
+
+
+def section_tests(work):
+    rows = table(os.path.join(work, "tests.tsv"))
+    if not rows:
+        return []
+    counts = {}
+    for r in rows:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    out = ["", "## GPU tests", "", ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + f" of {len(rows)}"]
+    bad = [r for r in rows if r["status"] not in ("passed", "skipped")]
+    if bad:
+        out += ["", "| test | status | note | alone |", "|---|---|---|---|"]
+        out += [f"| {r['test']} | {r['status']} | {r['note'][:160]} | {r.get('alone', '')[:160]} |" for r in bad[:40]]
     return out
 
 
-def main(folders):
-    out = ["# ptdp GPU campaign: summary", ""]
-    env = next((l for w in folders for l in lines(os.path.join(w, "env.txt")) if l and l[0].startswith("gpu:")), None)
+def main_sections(work):
+    out = []
+    env = load(os.path.join(work, "env.json")) or {}
     if env:
-        out += [f"- {env[0]}"]
-    for w in folders:
-        g = load(os.path.join(w, "gemm_ceiling.json"))
-        if g:
-            for k, v in g.items():
-                label = f"{v['tflops']:.0f} TFLOP/s" if "tflops" in v and v["tflops"] else v.get("error", "?")
-                out += [f"- GEMM ceiling, {k}{' (' + v['name'] + ')' if 'name' in v else ''}: {label}"]
-    out += ["", "MFU: model FLOPs without recompute (72·B·s·l·h²·(1 + s/6h + V/12lh)) per second over the dense "
-            "peak of the machine profile; HFU: FLOPs executed (96 form under full recompute) over the same peak; "
-            "paper TFLOP/s: eq. (3) (counts the recompute forward under full recompute) per GPU.", ""]
-    header = ["model", "system", "mode", "micro-batch", "recompute", "iteration s", "MFU", "HFU", "paper TFLOP/s",
-              "peak memory GiB", "tokens/s"]
-    out += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    rows = []
-    for w in folders:
-        for path in sorted(glob.glob(os.path.join(w, "train", "*.json")) + glob.glob(os.path.join(w, "baseline", "*.json"))):
-            r = load(path)
-            if r:
-                rows.append(result_row(path, r))
-    rows.sort(key=lambda r: (r[0], r[4], r[2], r[1]))
-    out += ["| " + " | ".join(r) + " |" for r in rows] or ["| (no results) |" + " |" * (len(header) - 1)]
-    out += closure_lines(folders)
-    attempts = [a for w in folders for a in lines(os.path.join(w, "attempts.tsv"))]
+        v = env.get("versions") or {}
+        out += [f"- GPU: {env.get('gpu') or 'none'} ({env.get('gpu_memory_mib')} MiB); pack commit "
+                f"{(env.get('pack') or {}).get('commit')}",
+                f"- CUDA runtime {v.get('cuda_runtime')}, driver {v.get('cuda_driver')}, cuBLASLt {v.get('cublaslt')}, "
+                f"cuDNN {v.get('cudnn')}, NCCL {v.get('nccl')}, memory pools {v.get('memory_pools_supported')}; "
+                f"torch {(env.get('torch') or {}).get('torch')}"]
+    status = table(os.path.join(work, "status.tsv"))
+    if status:
+        out += ["", "## Steps", "", "| step | status | seconds | notes |", "|---|---|---|---|"]
+        out += [f"| {r['step']} | {r['status']} | {r['seconds']} | {r['note'][:400]} |" for r in status]
+    out += section_tests(work)
+    rows = training_rows(work)
+    if rows:
+        head = ["model", "system", "mode", "micro-batch", "recompute", "iteration s", "MFU", "paper TFLOP/s",
+                "peak GiB", "tokens/s"]
+        out += ["", "## Training", "", "MFU: model FLOPs without recompute over the profile's dense peak; "
+                "projected rows are ptdp's simulator on the machine profile (or this GPU's calibration), never "
+                "a measurement.", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        out += ["| " + " | ".join(r) + " |" for r in rows]
+    attempts = table_with_header(os.path.join(work, "attempts.tsv"),
+                                 ["system", "model", "recompute", "micro_batch", "status", "exit", "reason"])
     if attempts:
-        out += ["", "## Micro-batch attempts (largest first; the first ok is the headline)", "",
-                "| system | model | recompute | micro-batch | outcome |", "|---|---|---|---|---|"]
-        out += ["| " + " | ".join(a) + " |" for a in attempts]
-    out += ["", "## Steps", "", "| part | step | status | seconds | notes |", "|---|---|---|---|---|"]
-    for w in folders:
-        out += ["| " + " | ".join(s + [""] * (5 - len(s))) + " |" for s in lines(os.path.join(w, "status.tsv"))]
-    print("\n".join(out))
+        out += ["", "## Micro-batch attempts", ""] + [
+            f"- {a['system']} {a['model']} {a['recompute']} b={a['micro_batch']}: {a['status']} (exit {a['exit']})"
+            + (f": {a['reason'][:200]}" if a.get("reason") else "") for a in attempts]
+    return out + section_kernels(work) + section_slices(work)
+
+
+def table_with_header(path, header):
+    try:
+        with open(path) as f:
+            return [dict(zip(header, l.rstrip("\n").split("\t"))) for l in f if l.strip()]
+    except OSError:
+        return []
+
+
+def section_kernels(work):
+    out = []
+    for name, label in (("ceiling-ptdp.json", "ptdp"), ("ceiling-torch.json", "PyTorch")):
+        doc = load(os.path.join(work, "kernels", name)) or {}
+        tflops = doc.get("tflops") or next((b.get("TFLOP/s") for b in doc.get("benchmarks", [])), None)
+        if tflops:
+            out.append(f"- GEMM ceiling, 8192³ bf16, {label}: {tflops:.0f} TFLOP/s")
+    ops = load(os.path.join(work, "kernels", "ops.json")) or {}
+    for direction, r in (ops.get("directions") or {}).items():
+        out.append(f"- op closure, {direction} per micro-batch: runtime {1e3 * r['measured_s']:.3f} ms, sum of its "
+                   f"benchmarked ops {1e3 * r['sum_of_ops_s']:.3f} ms ({100 * r['excess']:+.1f}%)")
+    for csv in sorted(glob.glob(os.path.join(work, "ncu", "layer-*.csv"))):
+        times = sorted(kernel_times(csv).items(), key=lambda kv: -kv[1])
+        if times:
+            out.append(f"- Nsight Compute, {os.path.basename(csv)[:-4]}: {sum(t for _, t in times) * 1e3:.3f} ms in "
+                       f"{len(times)} kernels; longest: " +
+                       ", ".join(f"{k[:60]} {t * 1e3:.3f} ms" for k, t in times[:3]))
+    return ["", "## Kernels", ""] + out if out else []
+
+
+def section_slices(work):
+    out = []
+    for path in sorted(glob.glob(os.path.join(work, "slices", "*.json"))):
+        r = load(path) or {}
+        s, mt = r.get("slice") or {}, r.get("metrics") or {}
+        out.append(f"- {os.path.basename(path)[:-5]}: stage {s.get('stage')} measured "
+                   f"{num(s.get('measured_iteration_s'), '.4g')} s per iteration; projected whole configuration "
+                   f"{num((mt.get('iteration_s') or {}).get('median'), '.4g')} s, "
+                   f"{num(mt.get('model_tflops_per_gpu'), '.4g')} TFLOP/s per GPU (mode {r.get('mode')})")
+    return ["", "## Slices of Table 1 (one stage measured, the rest projected)", ""] + out if out else []
+
+
+def render(*works):
+    out = ["# ptdp GPU campaign: summary", ""]
+    for work in works:
+        out += main_sections(work)
+    return "\n".join(out) + "\n"
 
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:
-        sys.exit(__doc__)
-    main(sys.argv[1:])
+        sys.exit("usage: gpu_campaign_summary.py WORK [WORK ...]")
+    sys.stdout.write(render(*sys.argv[1:]))

@@ -10,11 +10,12 @@ embedding backward. Measured: the median F and B of the run's trace (the last
 iteration's micro-batches). Each benchmark counts by its fastest run and each
 trace by its median, over every file given (attempts of scripts/closure.sh).
 
-Usage: op_closure.py --config FILE --kernels K.json... --trace T.json... --bound 0.10 --out FILE
+Usage: op_closure.py --config FILE --kernels K.json... --trace T.json[.gz]... --bound 0.10 --out FILE
 Exit 0 when forward and backward are both within the bound, 1 when not, 2 on
 input this check does not cover (more than one rank).
 """
 import argparse
+import gzip
 import json
 import statistics
 import sys
@@ -41,7 +42,7 @@ def trace_medians(files):
     """(forward, backward) seconds per micro-batch: each trace's median, the smallest over traces."""
     forward, backward = [], []
     for path in files:
-        with open(path) as f:
+        with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
             doc = json.load(f)
         events = doc["traceEvents"] if isinstance(doc, dict) else doc
         durations = {"F": [], "B": []}

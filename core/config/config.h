@@ -95,11 +95,11 @@ ConfigErrors validate(const Config& c, int world_size = 0);
 // efficiencies in (0, 1], latencies >= 0, sizes bounded; fields named from `path`.
 ConfigErrors validate(const Machine& m, const std::string& path);
 
-// The folder of machine profiles: $PTDP_MACHINES, else <source>/sweeps/machines.
+// The folder of machine profiles: $PTDP_MACHINES, else <data>/sweeps/machines (data_root.h).
 std::filesystem::path default_machines_dir();
 // The committed paper validation (`ptdp validate --out`), whose per-point errors
 // give every projection its expected error: $PTDP_VALIDATION, else
-// <source>/results/paper-validation.json.
+// <data>/results/paper-validation.json.
 std::filesystem::path default_validation_file();
 
 }  // namespace ptdp

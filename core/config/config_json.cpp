@@ -4,6 +4,7 @@
 
 #include "core/config/bounds.h"
 #include "core/config/config.h"
+#include "core/config/data_root.h"
 #include "core/config/json_fields.h"
 #include "core/config/json_read.h"
 
@@ -179,12 +180,12 @@ Config load_config(const std::filesystem::path& file, const std::filesystem::pat
 
 std::filesystem::path default_machines_dir() {
   if (const char* env = std::getenv("PTDP_MACHINES")) return env;
-  return std::filesystem::path(PTDP_SOURCE_DIR) / "sweeps" / "machines";
+  return data_root() / "sweeps" / "machines";
 }
 
 std::filesystem::path default_validation_file() {
   if (const char* env = std::getenv("PTDP_VALIDATION")) return env;
-  return std::filesystem::path(PTDP_SOURCE_DIR) / "results" / "paper-validation.json";
+  return data_root() / "results" / "paper-validation.json";
 }
 
 }  // namespace ptdp

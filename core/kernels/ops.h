@@ -53,6 +53,10 @@ class Ops {
   virtual void synchronize() {}                                     // wait for queued work
   // True when every op has finished when it returns (host timing is exact).
   virtual bool synchronous() const { return true; }
+  // Calls so far in which a fused path the plan asked for was unavailable at
+  // its shape and the unfused composition ran (a GPU's GEMM epilogues; the
+  // backend says each new shape once on stderr). The CPU has no fused paths.
+  virtual std::size_t fallback_runs() const { return 0; }
 
   // --- timing marks: record_mark(k) marks the point the backend's queue has
   // reached (host clock on the CPU, an event on a GPU stream); after

@@ -6,6 +6,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "core/config/data_root.h"
 #include "core/config/json_read.h"
 
 namespace ptdp {
@@ -30,7 +31,7 @@ ErrorClass class_of(const JsonAt& j) {
 // The file as the result names it: relative to the source tree when inside it,
 // so committed results do not carry the checkout's path.
 std::string source_name(const std::filesystem::path& file) {
-  const auto rel = file.lexically_normal().lexically_relative(std::filesystem::path(PTDP_SOURCE_DIR).lexically_normal());
+  const auto rel = file.lexically_normal().lexically_relative(data_root().lexically_normal());
   return !rel.empty() && *rel.begin() != ".." ? rel.generic_string() : file.string();
 }
 

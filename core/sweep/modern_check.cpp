@@ -4,13 +4,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/config/data_root.h"
 #include "core/config/json_read.h"
 
 namespace ptdp {
 
 namespace {
-
-const std::filesystem::path kSource(PTDP_SOURCE_DIR);
 
 nlohmann::json read_reference() { return read_json_file(modern_reference_file()); }
 
@@ -26,11 +25,11 @@ nlohmann::json source_of(const nlohmann::json& experiments, const std::string& r
 
 }  // namespace
 
-std::filesystem::path modern_reference_file() { return kSource / "report" / "reference" / "modern-runs.json"; }
+std::filesystem::path modern_reference_file() { return data_root() / "report" / "reference" / "modern-runs.json"; }
 
 std::vector<std::filesystem::path> modern_sweep_files() {
   std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(kSource / "sweeps" / "modern"))
+  for (const auto& e : std::filesystem::directory_iterator(data_root() / "sweeps" / "modern"))
     if (e.path().extension() == ".json") files.push_back(e.path());
   std::sort(files.begin(), files.end());
   return files;

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/config/bounds.h"
+#include "core/config/data_root.h"
 #include "core/config/json_read.h"
 
 namespace ptdp {
@@ -365,7 +366,7 @@ bool is_failure(PointStatus s) {
 // `ptdp sweep` finds the published values of either kind of sweep. Their ids are
 // distinct by construction; a clash would silently swap values, so it throws.
 json load_reference_experiments() {
-  const std::filesystem::path dir = std::filesystem::path(PTDP_SOURCE_DIR) / "report" / "reference";
+  const std::filesystem::path dir = data_root() / "report" / "reference";
   json all = load_reference_experiments(dir / "megatron-sc21.json");
   const json modern = load_reference_experiments(dir / "modern-runs.json");
   for (auto it = modern.begin(); it != modern.end(); ++it) {

@@ -1,4 +1,5 @@
 """scripts/op_closure.py: the runtime's compute per micro-batch against the sum of its benchmarked ops."""
+import gzip
 import json
 import subprocess
 import sys
@@ -36,15 +37,20 @@ def trace_json(forward_ms, backward_ms):
 
 
 class OpClosure(unittest.TestCase):
-    def run_check(self, config, traces, bound="0.10"):
+    def run_check(self, config, traces, bound="0.10", gz=False):
         with tempfile.TemporaryDirectory() as tmp:
             tmp = Path(tmp)
             (tmp / "config.json").write_text(json.dumps(config))
             (tmp / "kernels.json").write_text(json.dumps(bench_json(BENCH)))
             names = []
             for i, (fwd, bwd) in enumerate(traces):
-                names.append(str(tmp / f"trace{i}.json"))
-                Path(names[-1]).write_text(json.dumps(trace_json(fwd, bwd)))
+                names.append(str(tmp / f"trace{i}.json") + (".gz" if gz else ""))
+                text = json.dumps(trace_json(fwd, bwd))
+                if gz:  # the GPU campaign keeps its traces gzip'd
+                    with gzip.open(names[-1], "wt") as f:
+                        f.write(text)
+                else:
+                    Path(names[-1]).write_text(text)
             proc = subprocess.run([sys.executable, str(SCRIPT), "--config", str(tmp / "config.json"), "--kernels",
                                    str(tmp / "kernels.json"), "--trace", *names, "--bound", bound,
                                    "--out", str(tmp / "ops.json")], capture_output=True, text=True)
@@ -62,6 +68,11 @@ class OpClosure(unittest.TestCase):
         self.assertAlmostEqual(fwd["excess"], 0.05)
         self.assertAlmostEqual(bwd["excess"], 0.05)
         self.assertTrue(out["pass"])
+
+    def test_reads_a_gzipped_trace(self):
+        proc, out = self.run_check(CONFIG, [([5.25], [9.45])], gz=True)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertAlmostEqual(out["directions"]["forward"]["excess"], 0.05)
 
     def test_full_recompute_adds_the_layers_forward_to_backward(self):
         config = json.loads(json.dumps(CONFIG))

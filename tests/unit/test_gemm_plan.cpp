@@ -155,6 +155,21 @@ TEST(GemmPlan, EpilogueArgumentsAreChecked) {
   EXPECT_NE(epilogue_error(stray), "");
 }
 
+TEST(GemmPlan, FallbackNoteNamesEpilogueShapeTypesAndAuxStride) {
+  GemmArgs g = aligned_args();
+  g.m = 8192, g.n = 9216, g.k = 2304, g.epilogue = Epilogue::gelu_aux_bias, g.aux = const_cast<void*>(at(0x80000)), g.ld_aux = 9216;
+  EXPECT_EQ(fallback_note(g),
+            "cuBLASLt has no gelu_aux_bias algorithm for the bf16 8192x9216x2304 GEMM (aux ld 9216): "
+            "the unfused composition runs instead");
+  GemmArgs w = aligned_args();
+  w.ab = ElemType::f16, w.c_type = ElemType::f32, w.epilogue = Epilogue::bias_grad_from_a, w.m = 3, w.n = 5, w.k = 7;
+  EXPECT_EQ(fallback_note(w), "cuBLASLt has no bias_grad_from_a algorithm for the fp16->fp32 3x5x7 GEMM: "
+                              "the unfused composition runs instead");
+  for (const Epilogue e : {Epilogue::none, Epilogue::bias, Epilogue::gelu_aux_bias, Epilogue::dgelu,
+                           Epilogue::dgelu_bgrad, Epilogue::bias_grad_from_a})
+    EXPECT_STRNE(epilogue_name(e), "?");
+}
+
 TEST(GemmPlan, FastestCandidateIgnoresFailures) {
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
   EXPECT_EQ(fastest_candidate({0.5f, 0.2f, 0.3f}), 1);

@@ -81,6 +81,7 @@ class CudaOps final : public Ops {
                                const Tensor& beta, Tensor& sum, Tensor& ln, Tensor& mean, Tensor& rstd) override;
   // GEMM call keys whose cuBLASLt algorithm was chosen by timing candidates.
   std::size_t tuned_gemm_shapes() const;
+  std::size_t fallback_runs() const override;
   void bias_add(Tensor& y, const Tensor& bias) override;
   void bias_backward(const Tensor& dy, Tensor& dbias) override;
   void gelu_forward(const Tensor& x, Tensor& y) override;

@@ -11,7 +11,9 @@
 //            gradient and residual add as separate kernels, each reading and
 //            writing memory (Ops' default compositions).
 // An epilogue cuBLASLt cannot run at a shape (types, alignments, the GeLU aux
-// leading dimension) falls back to the unfused composition.
+// leading dimension) falls back to the unfused composition, said once per
+// shape on stderr and counted (fallback_runs: the kernel benchmark's
+// unfused_fallback counter).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -61,6 +63,7 @@ template <class T> cuda::GemmArgs weight_grad_args(const Tensor& dy, const Tenso
 }  // namespace
 
 std::size_t CudaOps::tuned_gemm_shapes() const { return gemm_->tuned_shapes(); }
+std::size_t CudaOps::fallback_runs() const { return gemm_->fallback_runs(); }
 
 void CudaOps::linear_forward(const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y) {
   with_type([&](auto tag) {

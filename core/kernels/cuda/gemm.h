@@ -33,6 +33,9 @@ class Gemm {
   bool try_run(const GemmArgs& g);
 
   std::size_t cached_algorithms() const { return algos_.size(); }
+  // Calls whose fused epilogue had no algorithm, so that the caller ran the
+  // unfused composition; each new shape among them is said once on stderr.
+  std::size_t fallback_runs() const { return fallback_runs_; }
   // Call keys whose algorithm was chosen by timing candidates.
   std::size_t tuned_shapes() const { return tuned_; }
 
@@ -43,6 +46,10 @@ class Gemm {
   std::size_t workspace_bytes_;
   bool tune_;
   std::size_t tuned_ = 0;
+  std::size_t fallback_runs_ = 0;
+
+  // try_run's "no algorithm": counts and (for a new shape) says an epilogue's fallback; returns false.
+  bool declined(const GemmArgs& g, bool fresh);
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   std::map<GemmKey, std::optional<cublasLtMatmulAlgo_t>> algos_;  // nullopt: no algorithm
 };

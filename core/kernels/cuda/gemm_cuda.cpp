@@ -8,6 +8,7 @@
 // after the swap, hence CUBLASLT_EPILOGUE_BGRADB (length "columns of D" = our m).
 #include "core/kernels/cuda/gemm.h"
 
+#include <cstdio>
 #include <stdexcept>
 #include <vector>
 
@@ -183,6 +184,13 @@ void Gemm::run(const GemmArgs& g) {
                              std::to_string(g.n) + "x" + std::to_string(g.k) + " GEMM");
 }
 
+bool Gemm::declined(const GemmArgs& g, bool fresh) {
+  if (g.epilogue == Epilogue::none) return false;  // run() throws: there is nothing to fall back to
+  ++fallback_runs_;
+  if (fresh) std::fprintf(stderr, "%s: %s (said once per shape)\n", where().c_str(), fallback_note(g).c_str());
+  return false;
+}
+
 bool Gemm::try_run(const GemmArgs& g) {
   if (g.m <= 0 || g.n <= 0 || g.k <= 0) return true;
   if (const std::string e = epilogue_error(g); !e.empty()) throw std::invalid_argument(where() + ": GEMM: " + e);
@@ -208,11 +216,11 @@ bool Gemm::try_run(const GemmArgs& g) {
     }
     it = algos_.emplace(key, choice).first;
   }
-  if (!it->second) return false;
+  if (!it->second) return declined(g, fresh);
   const cublasStatus_t status = call.launch(*it->second, g.c);
   if (status != CUBLAS_STATUS_SUCCESS && fresh) {  // an untimed choice cuBLASLt refuses to run: none for this key
     it->second.reset();
-    return false;
+    return declined(g, fresh);
   }
   PTDP_CUBLAS_CHECK(status);
   return true;

@@ -69,6 +69,27 @@ Epilogue weight_grad_epilogue(bool fused_ops, bool has_bias) {
   return fused_ops && has_bias ? Epilogue::bias_grad_from_a : Epilogue::none;
 }
 
+const char* epilogue_name(Epilogue e) {
+  switch (e) {
+    case Epilogue::none: return "none";
+    case Epilogue::bias: return "bias";
+    case Epilogue::gelu_aux_bias: return "gelu_aux_bias";
+    case Epilogue::dgelu: return "dgelu";
+    case Epilogue::dgelu_bgrad: return "dgelu_bgrad";
+    case Epilogue::bias_grad_from_a: return "bias_grad_from_a";
+  }
+  return "?";
+}
+
+std::string fallback_note(const GemmArgs& g) {
+  const auto type = [](ElemType t) { return t == ElemType::bf16 ? "bf16" : t == ElemType::f16 ? "fp16" : "fp32"; };
+  std::string s = std::string("cuBLASLt has no ") + epilogue_name(g.epilogue) + " algorithm for the " + type(g.ab) +
+                  (g.c_type != g.ab ? std::string("->") + type(g.c_type) : std::string()) + " " + std::to_string(g.m) +
+                  "x" + std::to_string(g.n) + "x" + std::to_string(g.k) + " GEMM";
+  if (g.aux != nullptr) s += " (aux ld " + std::to_string(g.ld_aux) + ")";
+  return s + ": the unfused composition runs instead";
+}
+
 int fastest_candidate(const std::vector<float>& ms) {
   int best = -1;
   for (int i = 0; i < static_cast<int>(ms.size()); ++i) {

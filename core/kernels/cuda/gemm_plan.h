@@ -91,6 +91,14 @@ std::vector<DgeluPlan> dgelu_plans(bool fused_ops, bool aux_ok, ElemType t);
 // The weight-gradient GEMM dw += dyᵀ·x.
 Epilogue weight_grad_epilogue(bool fused_ops, bool has_bias);
 
+// The epilogue's name as the log and the benchmarks print it ("gelu_aux_bias").
+const char* epilogue_name(Epilogue e);
+// The one line said when cuBLASLt has no algorithm for g's fused epilogue and
+// the caller runs the unfused composition instead: the epilogue, the shape and
+// the types, e.g. "cuBLASLt has no gelu_aux_bias algorithm for the bf16
+// 8192x9216x2304 GEMM (aux ld 9216): the unfused composition runs instead".
+std::string fallback_note(const GemmArgs& g);
+
 // Candidates of cuBLASLt's heuristic timed per new shape.
 inline constexpr int kTunedCandidates = 8;
 // Index of the fastest candidate; a time that is negative or not finite marks

@@ -1,0 +1,1 @@
+"""The GPU campaign (scripts/gpu_campaign.py): its runner, context and steps."""
