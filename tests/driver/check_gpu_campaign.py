@@ -82,6 +82,20 @@ class GpuCampaign(unittest.TestCase):
         self.assertIn("| smoke | skipped |", summary)
         self.assertIn("cuBLASLt", summary)
 
+    def test_the_packs_gpu_tests_load_and_skip_visibly_through_the_driver(self):
+        _, out = campaign(self.tmp, "driver", "--steps", "env")
+        work = out + "-work"
+        env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(work, "pack", "lib") + ":/usr/local/cuda/lib64")
+        r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "gtest_driver.py"), "--binary",
+                            os.path.join(work, "pack", "bin", "ptdp_gpu_tests"), "--out", os.path.join(work, "t"),
+                            "--sanitizer", "none"], capture_output=True, text=True, env=env, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        with open(os.path.join(work, "t", "tests.tsv")) as f:
+            rows = [l.split("\t") for l in f.read().splitlines()[1:]]
+        self.assertGreater(len(rows), 100)
+        self.assertEqual({row[1] for row in rows}, {"skipped"})
+        self.assertIn("no CUDA device", rows[0][4])
+
     def test_the_cpu_rehearsal_trains_benchmarks_and_summarises(self):
         r, out = campaign(self.tmp, "cpu", "--device", "cpu", "--steps", "env,smoke,headline,kernels,more")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
