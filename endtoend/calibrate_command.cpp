@@ -51,7 +51,9 @@ void print_summary(const Calibration& c, const Machine& m) {
 }
 
 int run(const CalibrateArgs& a) {
-  if (const ConfigErrors bad = check_outputs({{"--out", a.out}}); !bad.empty()) {
+  std::vector<OutputOption> inputs;
+  for (const std::string& f : a.files) inputs.push_back({"FILE", f});
+  if (const ConfigErrors bad = check_outputs({{"--out", a.out}}, inputs); !bad.empty()) {
     print_refused("calibrate", bad);
     return kExitRefused;
   }

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "core/config/json_read.h"
+#include "core/io/staged_file.h"
 #include "core/metrics/output_files.h"
 #include "core/runtime/backend.h"
 #include "core/sim/plan_limits.h"
@@ -13,7 +15,8 @@ namespace ptdp::cli {
 void print_refused(const std::string& command, const ConfigErrors& errors) {
   std::fprintf(stderr, "ptdp %s: input refused (%zu problem%s):\n", command.c_str(), errors.size(),
                errors.size() == 1 ? "" : "s");
-  for (const auto& e : errors) std::fprintf(stderr, "  %s: %s\n", e.field.c_str(), e.message.c_str());
+  for (const auto& e : errors)
+    std::fprintf(stderr, "  %s: %s\n", cut_text(e.field).c_str(), cut_text(e.message, 2 * kMessageLimit).c_str());
 }
 
 ConfigErrors load_checked_config(const std::string& file, int world_size, Config& out, bool& read,
@@ -55,17 +58,22 @@ std::vector<std::string> runnable_warnings(const Config& cfg) {
   return w;
 }
 
-ConfigErrors check_outputs(const std::vector<OutputOption>& outputs) {
+ConfigErrors check_outputs(const std::vector<OutputOption>& outputs, const std::vector<OutputOption>& inputs) {
   ConfigErrors e;
+  const auto same = [](const std::string& a, const std::string& b) {
+    return std::filesystem::absolute(a).lexically_normal() == std::filesystem::absolute(b).lexically_normal() ||
+           same_file(a, b);
+  };
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const auto& [option, path] = outputs[i];
     if (path.empty()) continue;
     if (const std::string why = output_path_problem(path); !why.empty()) e.push_back({option, option + "=" + path + ": " + why});
     for (std::size_t k = 0; k < i; ++k)
-      if (!outputs[k].second.empty() &&
-          std::filesystem::absolute(outputs[k].second).lexically_normal() ==
-              std::filesystem::absolute(path).lexically_normal())
+      if (!outputs[k].second.empty() && same(outputs[k].second, path))
         e.push_back({option, option + " and " + outputs[k].first + " name the same file " + path});
+    for (const auto& [input_option, input] : inputs)
+      if (!input.empty() && same(input, path))
+        e.push_back({option, option + "=" + path + " is the input " + input_option + "; an output never replaces an input"});
   }
   return e;
 }

@@ -32,8 +32,11 @@ std::vector<std::string> runnable_warnings(const Config& cfg);
 // An output option and its path ({"--out", "r.json"}); an empty path is not asked for.
 using OutputOption = std::pair<std::string, std::string>;
 
-// Every output that cannot be written (output_path_problem), and two options
-// naming the same file: checked before any work, so that a bad path is input refused.
-ConfigErrors check_outputs(const std::vector<OutputOption>& outputs);
+// Every output that cannot be written (output_path_problem), two options naming
+// the same file, and an output that is one of the command's `inputs` (by
+// device and inode: a link or another spelling of the path is the same file):
+// checked before any work, so that a bad path is input refused and no input is
+// ever overwritten.
+ConfigErrors check_outputs(const std::vector<OutputOption>& outputs, const std::vector<OutputOption>& inputs = {});
 
 }  // namespace ptdp::cli

@@ -152,7 +152,9 @@ int exit_status(const Comparison& c) {
 }
 
 int run(const CompareArgs& args) {
-  if (const ConfigErrors bad = check_outputs({{"--out", args.out}, {"--junit", args.junit}}); !bad.empty()) {
+  if (const ConfigErrors bad = check_outputs({{"--out", args.out}, {"--junit", args.junit}},
+                                             {{"BASE", args.base}, {"NEW", args.now}});
+      !bad.empty()) {
     print_refused("compare", bad);
     return kExitRefused;
   }

@@ -113,7 +113,9 @@ int run(const ProjectArgs& args) {
   ConfigErrors errors = load_checked_config(args.config, 0, cfg, read);
   if (read && errors.empty()) errors = check_projectable(cfg);
   if (read && errors.empty()) errors = check_work_limits(cfg.model, cfg.plan);
-  for (auto& e : check_outputs({{"--trace", args.trace}, {"--out", args.out}})) errors.push_back(std::move(e));
+  for (auto& e : check_outputs({{"--trace", args.trace}, {"--out", args.out}},
+                               {{"--config", args.config}, {"--calibration", args.calibration}}))
+    errors.push_back(std::move(e));
   if (!errors.empty()) {
     print_refused("project", errors);
     return kExitRefused;

@@ -54,7 +54,8 @@ int run(SliceArgs args) {
   ConfigErrors errors = load_checked_config(args.config, 0, cfg, read);
   if (read && errors.empty()) errors = check_projectable(cfg);
   if (read && errors.empty()) errors = check_slice_args(args, cfg);
-  for (auto& e : check_outputs({{"--out", args.out}})) errors.push_back(std::move(e));
+  for (auto& e : check_outputs({{"--out", args.out}}, {{"--config", args.config}, {"--calibration", args.calibration}}))
+    errors.push_back(std::move(e));
   if (!errors.empty()) {
     print_refused("slice", errors);
     return kExitRefused;

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "core/launch/rank_limits.h"
+#include "core/io/staged_file.h"
 #include "core/metrics/output_files.h"
 #include "core/runtime/backend.h"
 #include "core/sweep/sweep_results.h"
@@ -199,7 +200,8 @@ std::optional<Launcher> parse_launcher_or_report(const std::string& text) {
 
 bool resolve_results_path(SweepOptions& o, const Sweep& sweep) {
   if (o.out.empty()) o.out = (std::filesystem::path("results") / (sweep.name + ".json")).string();
-  const std::string why = output_path_problem(o.out);
+  std::string why = output_path_problem(o.out);
+  if (why.empty() && same_file(o.out, o.file)) why = "is the sweep file itself; an output never replaces an input";
   if (!why.empty()) std::fprintf(stderr, "ptdp sweep: --out=%s: %s\n", o.out.c_str(), why.c_str());
   return why.empty();
 }

@@ -126,7 +126,8 @@ int run(const TrainArgs& args) {
   // Only rank 0 writes, so only it checks; every rank learns the verdict before any work.
   std::vector<OutputOption> outputs{{"--trace", args.trace}, {"--out", args.out}};
   for (OutputOption& o : hf_outputs(args.export_hf)) outputs.push_back(std::move(o));
-  ConfigErrors bad_outputs = root ? check_outputs(outputs) : ConfigErrors{};
+  ConfigErrors bad_outputs = root ? check_outputs(outputs, {{"--config", args.config}, {"--data", args.data}})
+                                  : ConfigErrors{};
   if (root)
     for (auto& e : check_checkpoint_args(args, cfg)) bad_outputs.push_back(std::move(e));
   if (world.all_reduce_host(bad_outputs.empty() ? 0.0 : 1.0, ReduceOp::max) > 0) {

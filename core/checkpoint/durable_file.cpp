@@ -1,6 +1,8 @@
 // Durable writes (fsync, rename, fsync of the folder) and the filesystem's name.
 #include "core/checkpoint/durable_file.h"
 
+#include "core/io/staged_file.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -40,20 +42,7 @@ void commit_staged(const std::filesystem::path& tmp, const std::filesystem::path
 }
 
 void write_durably(const std::filesystem::path& path, const std::string& bytes) {
-  const std::filesystem::path tmp = staging_path(path);
-  try {
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-      out.flush();
-      if (!out) durable_fail("cannot write", tmp);
-    }
-    commit_staged(tmp, path);
-  } catch (...) {  // nothing half-written left behind
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
-    throw;
-  }
+  write_file_atomic(path, bytes, {.durable = true, .folder_no_follow = true});
 }
 
 std::vector<std::uint8_t> read_file_bytes(const std::filesystem::path& path) {

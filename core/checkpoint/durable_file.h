@@ -19,7 +19,8 @@ void fsync_path(const std::filesystem::path& path, bool directory = false);
 // fsync(tmp), rename(tmp, path), fsync(path's folder). Throws naming the path.
 void commit_staged(const std::filesystem::path& tmp, const std::filesystem::path& path);
 
-// Writes `bytes` to `path` durably (staging_path, commit_staged).
+// Writes `bytes` to `path` durably through a StagedFile (core/io/staged_file.h),
+// refusing a folder that is a symbolic link.
 void write_durably(const std::filesystem::path& path, const std::string& bytes);
 
 // The whole file. Throws std::runtime_error naming it when it cannot be read.

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <unordered_set>
 
 namespace ptdp {
 
@@ -38,6 +39,9 @@ class Checker final : public json::json_sax_t {
   bool start_object(std::size_t) override { return open(true); }
   bool key(json::string_t& k) override {
     frames_.back().key = k;
+    // A repeated key would be taken silently, the last one winning (a manifest's
+    // second "step" resumed its data at the wrong position): refused instead.
+    if (!frames_.back().keys.insert(k).second) return stop("the key " + json_excerpt(json(k)) + " appears twice in one object");
     return true;
   }
   bool end_object() override { return close(); }
@@ -58,6 +62,7 @@ class Checker final : public json::json_sax_t {
     bool object;
     std::string key;        // the member being read (objects)
     std::size_t index = 0;  // elements read so far (arrays)
+    std::unordered_set<std::string> keys;  // the members read so far (objects)
   };
 
   bool scalar() {
@@ -67,7 +72,7 @@ class Checker final : public json::json_sax_t {
   bool open(bool object) {
     if (frames_.size() >= static_cast<std::size_t>(kJsonMaxDepth))
       return stop("nests deeper than " + std::to_string(kJsonMaxDepth) + " levels of arrays and objects");
-    frames_.push_back({object, "", 0});
+    frames_.push_back({object, "", 0, {}});
     return true;
   }
   bool close() {
@@ -87,10 +92,10 @@ class Checker final : public json::json_sax_t {
 }  // namespace
 
 JsonRefused::JsonRefused(std::string source, std::string pointer, std::string rule)
-    : std::runtime_error(source + (pointer.empty() ? "" : ": " + pointer) + ": " + rule),
+    : std::runtime_error(cut_text(source) + (pointer.empty() ? "" : ": " + cut_text(pointer)) + ": " + cut_text(rule)),
       source_(std::move(source)),
-      pointer_(std::move(pointer)),
-      rule_(std::move(rule)) {}
+      pointer_(cut_text(pointer)),
+      rule_(cut_text(rule)) {}
 
 json parse_json(const std::string& text, const std::string& source) {
   Checker checker(source);
@@ -171,16 +176,16 @@ std::string json_convert(const json& v, std::string& out) {
   return "";
 }
 
-std::string json_excerpt(const json& v) {
-  constexpr std::size_t kLimit = 60;
-  std::string text = v.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (text.size() <= kLimit) return text;
+std::string cut_text(const std::string& text, std::size_t limit) {
+  if (text.size() <= limit) return text;
   // Cut before a whole UTF-8 character: messages are also written into JSON
   // (a sweep point's reason, `compare --out`), where a broken one throws.
-  std::size_t cut = kLimit;
+  std::size_t cut = limit;
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
   return text.substr(0, cut) + "...";
 }
+
+std::string json_excerpt(const json& v) { return cut_text(v.dump(-1, ' ', false, json::error_handler_t::replace), 60); }
 
 JsonAt::JsonAt(const json& value, std::string source, std::string pointer)
     : value_(&value), source_(std::move(source)), pointer_(std::move(pointer)) {}

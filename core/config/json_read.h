@@ -58,6 +58,11 @@ std::string json_convert(const nlohmann::json& v, std::string& out);
 // A short rendering of a value for messages ("(got ...)"), cut at 60 bytes but
 // never inside a UTF-8 character.
 std::string json_excerpt(const nlohmann::json& v);
+// `text` cut to at most `limit` bytes (never inside a UTF-8 character), with
+// "..." where it was cut: every message that echoes input stays short (a
+// refusal once echoed a 30 MB string to stderr).
+inline constexpr std::size_t kMessageLimit = 400;
+std::string cut_text(const std::string& text, std::size_t limit = kMessageLimit);
 
 // A value inside a parsed document and where it sits. Readers that stop at
 // the first problem walk a document with it; each accessor refuses

@@ -44,7 +44,7 @@ int create_exclusive(const fs::path& file) {
   return ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
 }
 
-// Removes `.NAME.tmp.PID` beside `path` where no process PID lives: the
+// Removes `.NAME.tmp.PID.N` beside `path` where no process PID lives: the
 // temporaries of a command killed while writing (SIGKILL, or a signal with no
 // handler) would otherwise stay forever. A live writer's temporary is kept.
 void remove_stale_temporaries(const fs::path& path) {
@@ -53,28 +53,11 @@ void remove_stale_temporaries(const fs::path& path) {
   for (const auto& e : fs::directory_iterator(folder_of(path), ec)) {
     const std::string name = e.path().filename().string();
     if (name.rfind(prefix, 0) != 0) continue;
-    const std::string pid = name.substr(prefix.size());
+    const std::string rest = name.substr(prefix.size());
+    const std::string pid = rest.substr(0, rest.find('.'));
     if (pid.empty() || pid.size() > 9 || pid.find_first_not_of("0123456789") != std::string::npos) continue;
     if (::kill(static_cast<pid_t>(std::stoi(pid)), 0) != 0 && errno == ESRCH) ::unlink(e.path().c_str());
   }
-}
-
-void write_all(const fs::path& file, const std::string& text) {
-  ::unlink(file.c_str());  // a stale temporary of a process that had this pid
-  const int fd = create_exclusive(file);
-  if (fd < 0) throw std::runtime_error("cannot create " + file.string() + ": " + std::strerror(errno));
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = errno;
-      ::close(fd);
-      throw std::runtime_error("cannot write " + file.string() + ": " + std::strerror(err));
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::close(fd) != 0) throw std::runtime_error("cannot write " + file.string() + ": " + std::strerror(errno));
 }
 
 }  // namespace
@@ -94,50 +77,55 @@ std::string output_path_problem(const fs::path& path) {
   return "";
 }
 
-OutputFiles::~OutputFiles() { discard(); }
+OutputFiles::~OutputFiles() = default;
 
-void OutputFiles::discard() {
-  for (const auto& s : staged_) ::unlink(s.tmp.c_str());
-  staged_.clear();
-}
+void OutputFiles::discard() { staged_.clear(); }  // each StagedFile removes its temporary
 
 void OutputFiles::add(const fs::path& path, const nlohmann::json& j, int indent) { add_text(path, j.dump(indent) + "\n"); }
 
 void OutputFiles::add_text(const fs::path& path, const std::string& text) {
-  add_file(path, [&](const fs::path& tmp) { write_all(tmp, text); });
-}
-
-void OutputFiles::add_file(const fs::path& path, const Writer& write) {
   try {
-    for (const auto& s : staged_)
-      if (fs::absolute(s.path).lexically_normal() == fs::absolute(path).lexically_normal()) throw std::runtime_error(path.string() + " is named twice");
-    if (std::string why = not_replaceable(path); !why.empty()) throw std::runtime_error(why);
-    const fs::path folder = folder_of(path);
-    fs::create_directories(folder);
-    remove_stale_temporaries(path);
-    const fs::path tmp = folder / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()));
-    staged_.push_back({path, tmp});
-    ::unlink(tmp.c_str());  // a stale temporary of a process that had this pid
-    write(tmp);
+    stage(path).write(text);
   } catch (const std::exception& e) {
     discard();
     throw std::runtime_error(std::string("writing ") + path.string() + ": " + e.what());
   }
 }
 
+void OutputFiles::add_file(const fs::path& path, const Writer& write) {
+  try {
+    write(stage(path).temporary());
+  } catch (const std::exception& e) {
+    discard();
+    throw std::runtime_error(std::string("writing ") + path.string() + ": " + e.what());
+  }
+}
+
+StagedFile& OutputFiles::stage(const fs::path& path) {
+  for (const auto& s : staged_)
+    if (fs::absolute(s->path()).lexically_normal() == fs::absolute(path).lexically_normal() || same_file(s->path(), path))
+      throw std::runtime_error(path.string() + " is named twice");
+  if (std::string why = not_replaceable(path); !why.empty()) throw std::runtime_error(why);
+  fs::create_directories(folder_of(path));
+  remove_stale_temporaries(path);
+  staged_.push_back(std::make_unique<StagedFile>(path));
+  return *staged_.back();
+}
+
 void OutputFiles::commit() {
   for (const auto& s : staged_)  // anything put in place since add(): refuse before replacing any
-    if (std::string why = not_replaceable(s.path); !why.empty()) {
+    if (std::string why = not_replaceable(s->path()); !why.empty()) {
       discard();
       throw std::runtime_error(why);
     }
   for (std::size_t i = 0; i < staged_.size(); ++i) {
-    if (::rename(staged_[i].tmp.c_str(), staged_[i].path.c_str()) == 0) continue;
-    const std::string why = "cannot rename into " + staged_[i].path.string() + ": " + std::strerror(errno);
-    for (std::size_t k = 0; k < i; ++k) ::unlink(staged_[k].path.c_str());  // all or none
-    staged_.erase(staged_.begin(), staged_.begin() + static_cast<std::ptrdiff_t>(i));
-    discard();
-    throw std::runtime_error(why);
+    try {
+      staged_[i]->commit();
+    } catch (const std::exception& e) {
+      for (std::size_t k = 0; k < i; ++k) ::unlink(staged_[k]->path().c_str());  // all or none
+      discard();
+      throw;
+    }
   }
   staged_.clear();
 }

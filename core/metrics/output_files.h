@@ -1,14 +1,17 @@
 // Output files of a command (JSON, or any file through a writer): only a
-// regular file (or a new path) is ever written, each through a temporary file
-// beside it and a rename, and the outputs of one command are committed
-// together or none is left.
+// regular file (or a new path) is ever written, each through a StagedFile
+// (core/io/staged_file.h: an exclusive temporary beside it, then a rename),
+// and the outputs of one command are committed together or none is left.
 #pragma once
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "core/io/staged_file.h"
 
 namespace ptdp {
 
@@ -34,17 +37,15 @@ class OutputFiles {
   void add(const std::filesystem::path& path, const nlohmann::json& j, int indent = 2);
   // A text file (JUnit XML, Markdown) as it is.
   void add_text(const std::filesystem::path& path, const std::string& text);
-  // Any other file: `write` fills the (new) temporary path it is given, or throws.
+  // Any other file: `write` fills the (new, exclusively created) temporary path it is given, or throws.
   using Writer = std::function<void(const std::filesystem::path& tmp)>;
   void add_file(const std::filesystem::path& path, const Writer& write);
   void commit();
 
  private:
-  struct Staged {
-    std::filesystem::path path, tmp;
-  };
+  StagedFile& stage(const std::filesystem::path& path);
   void discard();
-  std::vector<Staged> staged_;
+  std::vector<std::unique_ptr<StagedFile>> staged_;
 };
 
 // One output: an OutputFiles of one file.

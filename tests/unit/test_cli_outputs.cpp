@@ -41,6 +41,30 @@ TEST(CliOutputs, OutToASymbolicLinkOrAFifoIsRefusedAndItsTargetUntouched) {
   }
 }
 
+// The input named as an output, directly, by another spelling or through a
+// hard link: refused before any work, the input byte for byte as it was.
+TEST(CliOutputs, AnOutputThatIsTheCommandsInputIsRefusedAndTheInputKept) {
+  ScratchDir dir("cli-out-input");
+  const std::string config = tiny_config(dir), text = test::read_file(config);
+  fs::create_hard_link(config, dir.path() / "hard.json");
+  const auto r1 = test::result("measured", 8, 150, 2).dump();
+  const auto a = dir.write("a.json", r1), b = dir.write("b.json", r1);
+  const std::vector<std::pair<std::string, std::string>> runs = {
+      {"train --config " + config + " --iterations 2 --out " + config, "is the input --config"},
+      {"train --config " + config + " --iterations 2 --trace ./hard.json", "is the input --config"},
+      {"project --config " + config + " --out " + (dir.path() / "." / "tiny.json").string(), "is the input --config"},
+      {"compare " + a.string() + " " + b.string() + " --out b.json", "is the input NEW"},
+      {"compare " + a.string() + " " + b.string() + " --junit " + a.string(), "is the input BASE"}};
+  for (const auto& [command, says] : runs) {
+    const auto r = test::run_command(test::ptdp_cli() + " " + command, dir);
+    EXPECT_EQ(r.status, 2) << command << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(says), std::string::npos) << command << "\n" << r.err;
+    EXPECT_EQ(test::read_file(config), text) << command;
+    EXPECT_EQ(test::read_file(a), r1) << command;
+    EXPECT_EQ(test::read_file(b), r1) << command;
+  }
+}
+
 TEST(CliOutputs, ProjectWithABadOutLeavesNoTrace) {
   ScratchDir dir("cli-out-trace");
   const std::string project = test::ptdp_cli() + " project --config " + tiny_config(dir) + " --trace t.json";

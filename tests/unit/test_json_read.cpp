@@ -32,6 +32,23 @@ TEST(JsonRead, ANumberThatOverflowsADoubleIsRefusedAtItsPointer) {
   EXPECT_EQ(parse_refusal(R"({"tiny": 1e-400, "big": 1e300})"), "accepted");  // underflow is 0; 1e300 is a double
 }
 
+TEST(JsonRead, ARepeatedKeyIsRefusedAtItsPointerNotTakenLastOneWinning) {
+  EXPECT_EQ(parse_refusal(R"({"step": 1, "step": 2})"), "doc.json: /step: the key \"step\" appears twice in one object");
+  EXPECT_EQ(parse_refusal(R"({"m": {"a": 1}, "x": [{"k": 1, "k": 1}]})"),
+            "doc.json: /x/0/k: the key \"k\" appears twice in one object");
+  // The same key in sibling or nested objects is no repetition.
+  EXPECT_EQ(parse_refusal(R"({"a": {"a": 1}, "b": [{"a": 1}, {"a": 2}], "c": {"b": {"a": {}}}})"), "accepted");
+}
+
+TEST(JsonRead, RefusalsEchoingHugeInputStayShort) {
+  const std::string key(30 << 20, 'k');  // a 30 MB key, refused for its repetition
+  const std::string refusal = parse_refusal("{\"" + key + "\": 1, \"" + key + "\": 2}");
+  EXPECT_LT(refusal.size(), 3 * kMessageLimit);
+  EXPECT_NE(refusal.find("appears twice"), std::string::npos);
+  EXPECT_EQ(cut_text(std::string(500, 'x'), 10), "xxxxxxxxxx...");
+  EXPECT_EQ(cut_text("short"), "short");
+}
+
 TEST(JsonRead, NestingAHundredThousandDeepIsRefusedNotACrash) {
   const int depth = 100000;
   const std::string arrays = std::string(depth, '[') + std::string(depth, ']');
