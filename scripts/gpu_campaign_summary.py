@@ -140,9 +140,11 @@ def section_kernels(work):
     out = []
     for name, label in (("ceiling-ptdp.json", "ptdp"), ("ceiling-torch.json", "PyTorch")):
         doc = load(os.path.join(work, "kernels", name)) or {}
-        tflops = doc.get("tflops") or next((b.get("TFLOP/s") for b in doc.get("benchmarks", [])), None)
+        run = next(iter(doc.get("benchmarks", [])), {})
+        tflops = doc.get("tflops") or run.get("TFLOP/s")
         if tflops:
-            out.append(f"- GEMM ceiling, 8192³ bf16, {label}: {tflops:.0f} TFLOP/s")
+            shape = "x".join(str(int(run[k])) for k in ("m", "n", "k")) if "m" in run else "8192x8192x8192"
+            out.append(f"- GEMM ceiling, {shape}, {label}: {tflops:.3g} TFLOP/s")
     ops = load(os.path.join(work, "kernels", "ops.json")) or {}
     for direction, r in (ops.get("directions") or {}).items():
         out.append(f"- op closure, {direction} per micro-batch: runtime {1e3 * r['measured_s']:.3f} ms, sum of its "

@@ -154,26 +154,39 @@ def step_kernels(ctx, room):
     return "ok" if rc == 0 and not errors else "failed"
 
 
+def bench_filter(family):
+    """Google Benchmark's filter for one benchmark family: its full names carry the arguments
+    ("gemm/proj_fwd/m:8192/n:8192/k:8192/manual_time")."""
+    return f"--benchmark_filter=^{family}/"
+
+
 def ceiling(ctx, room):
-    """One 8192x8192x8192 GEMM by ptdp (the proj GEMM of a config with those shapes) and by PyTorch."""
-    if room < 20 or ctx.device != "cuda":
+    """One n³ GEMM by ptdp (the proj GEMM of a config with those shapes: n = b·s = h = 8192 in
+    bf16 on a GPU, 512 in fp32 on the CPU rehearsal) and, on a GPU, by PyTorch."""
+    if room < 20:
         return
-    c = {"model": {"layers": 1, "hidden": 8192, "heads": 64, "seq_len": 2048, "vocab": 51200},
-         "plan": {"micro_batch": 4, "global_batch": 4, "precision": "bf16", "attention": "flash"},
-         "machine": ctx.machine or "h100-80gb"}
-    config = ctx.path("configs", "ceiling-8192.json")
+    gpu = ctx.device == "cuda"
+    n = 8192 if gpu else 512
+    c = {"model": {"layers": 1, "hidden": n, "heads": n // 128, "seq_len": n // 4, "vocab": 51200},
+         "plan": {"tp": 1, "pp": 1, "dp": 1, "micro_batch": 4, "global_batch": 4,
+                  "precision": "bf16" if gpu else "fp32",
+                  "attention": "flash" if gpu else "unfused"},
+         "machine": ctx.machine or ("h100-80gb" if gpu else "cpu-host")}
+    config = ctx.path("configs", f"ceiling-{n}.json")
     write_json(config, c)
     out = ctx.path("kernels", "ceiling-ptdp.json")
-    ctx.runner.run([ctx.bin("ptdp_bench_kernels"), "--device", "cuda", "--config", config,
-                    "--benchmark_filter=^gemm/proj_fwd$", "--benchmark_min_time=0.2", f"--benchmark_out={out}",
+    ctx.runner.run([ctx.bin("ptdp_bench_kernels"), "--device", ctx.device, "--config", config,
+                    bench_filter("gemm/proj_fwd"), "--benchmark_min_time=0.2", f"--benchmark_out={out}",
                     "--benchmark_out_format=json"], ctx.path("logs", "ceiling-ptdp.log"), min(room / 2, 60), ctx.env)
+    runs = (read_json(out) or {}).get("benchmarks", [])
+    ctx.runner.note(f"GEMM ceiling {n}³ {c['plan']['precision']}: ptdp {runs[0].get('TFLOP/s', 0):.3g} TFLOP/s"
+                    if runs else "GEMM ceiling: ptdp's benchmark did not run")
+    if not gpu:
+        return
     ctx.runner.run([ctx.python, os.path.join(ctx.root, "scripts", "campaign", "torch_ceiling.py"),
                     ctx.path("kernels", "ceiling-torch.json")], ctx.path("logs", "ceiling-torch.log"),
                    min(room / 2, 60), ctx.torch_env)
-    runs = (read_json(out) or {}).get("benchmarks", [])
     torch = read_json(ctx.path("kernels", "ceiling-torch.json")) or {}
-    ctx.runner.note(f"GEMM ceiling 8192³ bf16: ptdp {runs[0].get('TFLOP/s', 0):.0f} TFLOP/s" if runs else
-                    "GEMM ceiling: ptdp's benchmark did not run")
     if torch.get("tflops"):
         ctx.runner.note(f"GEMM ceiling 8192³ bf16: PyTorch {torch['tflops']:.0f} TFLOP/s")
 

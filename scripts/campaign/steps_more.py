@@ -6,7 +6,7 @@ import glob
 import os
 import shutil
 
-from campaign import training
+from campaign import steps, training
 from campaign.ncu import kernel_times
 from campaign.runner import StepSkipped, read_json, write_json
 
@@ -134,7 +134,7 @@ def step_ncu(ctx, room):
         rc = ctx.runner.run([ncu, "--clock-control", "none", "--nvtx", "--nvtx-include", "ptdp_timed/",
                              "--metrics", "gpu__time_duration.sum", "--csv", "--log-file", csv, "--launch-count", "400",
                              ctx.bin("ptdp_bench_kernels"), "--device", "cuda", "--config", config,
-                             f"--benchmark_filter=^layer/{direction}$", "--benchmark_min_time=0.0001"],
+                             steps.bench_filter(f"layer/{direction}/hidden"), "--benchmark_min_time=0.0001"],
                             ctx.path("logs", f"ncu-{direction}.log"), room / 2, ctx.env)
         kernels = kernel_times(csv)
         ctx.runner.note(f"layer {direction}: ncu exit {rc}, {len(kernels)} kernels, "

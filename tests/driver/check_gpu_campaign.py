@@ -107,7 +107,8 @@ class GpuCampaign(unittest.TestCase):
         with open(os.path.join(out, "summary.md")) as f:
             summary = f.read()
         for row in ("| ptdp | measured | 4 | none |", "| ptdp | projected (profile) | 4 | none |",
-                    "| ptdp | projected (this device's calibration) | 4 | none |", "op closure, forward"):
+                    "| ptdp | projected (this device's calibration) | 4 | none |", "op closure, forward",
+                    "- GEMM ceiling, 512x512x512, ptdp: "):
             self.assertIn(row, summary)
         with tarfile.open(os.path.join(out, "campaign.tar.gz")) as tar:
             names = set(tar.getnames())
