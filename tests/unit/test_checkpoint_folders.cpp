@@ -38,7 +38,7 @@ fs::path unfinished_save(const fs::path& save, int step) {
   return folder;
 }
 
-std::string joined(const std::vector<std::string>& lines) {
+std::string folder_problems_text(const std::vector<std::string>& lines) {
   std::string all;
   for (const std::string& l : lines) all += l + "\n";
   return all;
@@ -65,7 +65,7 @@ TEST(CheckpointFolders, AnIterFolderThatIsALinkIsNeverWrittenInto) {
   fs::create_directories(save);
   fs::create_directories(elsewhere);
   fs::create_symlink(elsewhere, save / iteration_folder(2));
-  const std::string problems = joined(save_dir_problems(save, [](int) { return false; }));
+  const std::string problems = folder_problems_text(save_dir_problems(save, [](int) { return false; }));
   EXPECT_NE(problems.find((save / iteration_folder(2)).string() + " is a symbolic link"), std::string::npos) << problems;
   EXPECT_THROW(test::train_span_on_threads(folders_config(), 0, 2, {}, save), std::runtime_error);
   EXPECT_TRUE(fs::is_empty(elsewhere));
@@ -80,7 +80,7 @@ TEST(CheckpointFolders, LinksUnderTheNamesASaveWritesAreRefused) {
     const fs::path target = precious(dir), save = dir.path() / "ck", folder = unfinished_save(save, 2);
     fs::remove(folder / name);
     fs::create_symlink(target, folder / name);
-    const std::string problems = joined(save_dir_problems(save, [](int step) { return step == 2; }));
+    const std::string problems = folder_problems_text(save_dir_problems(save, [](int step) { return step == 2; }));
     EXPECT_NE(problems.find((folder / name).string() + " is a symbolic link"), std::string::npos) << problems;
     EXPECT_THROW(test::train_span_on_threads(folders_config(), 0, 2, {}, save), std::runtime_error) << name;
     expect_untouched(target);
@@ -89,7 +89,7 @@ TEST(CheckpointFolders, LinksUnderTheNamesASaveWritesAreRefused) {
   const fs::path target = precious(dir), save = dir.path() / "ck";
   fs::create_directories(save);
   fs::create_symlink(target, save / kLatestName);
-  const std::string problems = joined(save_dir_problems(save, [](int) { return true; }));
+  const std::string problems = folder_problems_text(save_dir_problems(save, [](int) { return true; }));
   EXPECT_NE(problems.find((save / kLatestName).string() + " is a symbolic link"), std::string::npos) << problems;
   EXPECT_THROW(test::train_span_on_threads(folders_config(), 0, 2, {}, save), std::runtime_error);
   expect_untouched(target);
