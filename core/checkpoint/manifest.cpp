@@ -7,6 +7,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "core/config/bounds.h"
 #include "core/config/json_read.h"
 #include "core/io/read_file.h"
 
@@ -21,17 +22,14 @@ json piece_json(const ShardPiece& p) {
           {"index", p.shard.index},   {"offset", p.offset},         {"count", p.count}};
 }
 
-// The largest parameter a manifest may describe (model sizes are bounded the
-// same way, docs/design.md "Reading input"): element indices stay far inside 64 bits.
-constexpr std::int64_t kMaxParamElements = std::int64_t{1} << 40;
-
-// full_shape: every size at least 1, their product (taken without overflow) at most 2^40.
+// full_shape: every size at least 1, their product (taken without overflow) at
+// most one tensor's bound (core/config/bounds.h): element indices stay far inside 64 bits.
 Shape piece_shape(const JsonAt& j, std::int64_t& numel) {
   Shape shape;
   numel = 1;
   for (const JsonAt& e : j.array().elements()) {
     const auto size = e.get<std::int64_t>();
-    if (size < 1 || numel > kMaxParamElements / size)
+    if (size < 1 || numel > kMaxElements / size)
       e.refuse("must be a size of at least 1, with the shape's product at most 2^40 elements");
     numel *= size;
     shape.push_back(size);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/checkpoint/crc32.h"
+#include "core/config/bounds.h"
 #include "core/config/json_read.h"
 #include "core/io/read_file.h"
 
@@ -18,8 +19,6 @@ static_assert(std::endian::native == std::endian::little, "safetensors data is l
 namespace {
 
 constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;  // the format's own limit
-// The most elements a tensor may have: its bytes (at most 8 an element) stay far below 2^63.
-constexpr std::uint64_t kMaxElements = std::uint64_t{1} << 50;
 
 [[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
   throw SafetensorsError(path.string() + ": " + what);
@@ -68,8 +67,9 @@ SafetensorsFile::Entry read_entry(const std::filesystem::path& path, const std::
   for (const auto& d : shape) {
     if (!d.is_number_unsigned()) fail(path, tensor + " has a shape entry that is not a size");
     const std::uint64_t size = d.get<std::uint64_t>();
-    if (size != 0 && numel > kMaxElements / size)  // checked before multiplying: never wraps
-      fail(path, tensor + " has more than 2^50 elements");
+    // One tensor's bound (core/config/bounds.h), checked before multiplying: never wraps.
+    if (size != 0 && numel > static_cast<std::uint64_t>(kMaxElements) / size)
+      fail(path, tensor + " has more than 2^40 elements");
     numel *= size;
     e.shape.push_back(static_cast<std::int64_t>(size));
   }

@@ -103,7 +103,7 @@ const std::map<std::string, std::string>& checkpoint_expected() {
       {"safetensors/offset_beyond_uint64.safetensors", "tensor \"w\" has offsets that are not byte positions"},
       {"safetensors/dtype_unknown.safetensors", "tensor \"w\" has dtype \"Q8\", not one of F32, F64, BF16, F16, I32"},
       {"safetensors/shape_negative.safetensors", "tensor \"w\" has a shape entry that is not a size"},
-      {"safetensors/shape_overflows_64_bits.safetensors", "tensor \"w\" has more than 2^50 elements"},
+      {"safetensors/shape_overflows_64_bits.safetensors", "tensor \"w\" has more than 2^40 elements"},
       {"safetensors/shape_needs_other_bytes.safetensors", "tensor \"w\" holds 8 bytes, its shape needs 12"},
       {"safetensors/metadata_not_a_string.safetensors", "__metadata__.format is not a string"},
       {"safetensors/entry_without_offsets.safetensors", "tensor \"w\" needs dtype, shape and data_offsets"},
