@@ -40,16 +40,37 @@ std::optional<Config> checkpoint_config(const std::string& load, ConfigErrors& e
   return std::nullopt;
 }
 
+// Every parameter the export writes, in the checkpoint at its full shape (the
+// manifest's model is the config's, but its pieces are what the shards hold).
+ConfigErrors exported_parameter_problems(const std::string& load, const Model& model) {
+  ConfigErrors errors;
+  const CheckpointReader reader(load);
+  const std::map<std::string, Shape> saved = reader.parameters();
+  for (const ParamShape& p : ptdp_param_shapes(hf_gpt2_layout(model, model.seq_len))) {
+    const auto it = saved.find(p.name);
+    if (it == saved.end() || it->second != p.shape)
+      errors.push_back({"--load", (reader.folder() / kManifestName).string() + ": parameter " + p.name + " is " +
+                                      (it == saved.end() ? std::string("in no piece") : shape_string(it->second)) +
+                                      ", the model's is " + shape_string(p.shape)});
+  }
+  return errors;
+}
+
 int run(const ExportArgs& args) {
   ConfigErrors errors;
   const std::optional<Config> cfg = checkpoint_config(args.load, errors);
   std::vector<OutputOption> outputs;
   for (const auto& f : hf_gpt2_export_files(args.out)) outputs.push_back({"--out", f.string()});
   for (auto& e : check_outputs(outputs)) errors.push_back(std::move(e));
-  if (cfg)
-    for (auto& e : checkpoint_problems(args.load, *cfg, "--load")) errors.push_back(std::move(e));
-  if (cfg)
-    for (auto& e : hf_gpt2_block_problems(cfg->model, "--format hf-gpt2")) errors.push_back(std::move(e));
+  if (cfg) {
+    ConfigErrors ckpt = checkpoint_problems(args.load, *cfg, "--load");
+    const ConfigErrors block = hf_gpt2_block_problems(cfg->model, "--format hf-gpt2");
+    if (ckpt.empty() && block.empty()) ckpt = exported_parameter_problems(args.load, cfg->model);
+    errors.insert(errors.end(), ckpt.begin(), ckpt.end());
+    errors.insert(errors.end(), block.begin(), block.end());
+    if (std::string why = args.data.empty() ? "" : text_source_problem(args.data, cfg->model.seq_len); !why.empty())
+      errors.push_back({"--data", why});
+  }
   if (!errors.empty()) {
     print_refused("export", errors);
     return kExitRefused;

@@ -3,7 +3,9 @@
 
 #include <cstdio>
 
+#include "core/checkpoint/checkpoint_folders.h"
 #include "core/checkpoint/durable_file.h"
+#include "core/io/staged_file.h"
 
 namespace ptdp::cli {
 
@@ -24,7 +26,13 @@ bool continues_load(const TrainArgs& a) {
   return save == load || save == load.parent_path();
 }
 
-ConfigErrors check_save(const TrainArgs& a) {
+// Whether the run saves after `done` iterations: every --save-every, and at the last.
+bool saves_after(const TrainArgs& a, int done) {
+  return done == a.iterations || (a.save_every > 0 && done % a.save_every == 0);
+}
+
+// --save's problems; `start`: the iterations the loaded checkpoint has done (0 without --load).
+ConfigErrors check_save(const TrainArgs& a, int start) {
   ConfigErrors e;
   if (a.save_every < 0) e.push_back({"--save-every", "--save-every must not be negative (0: save at the end only)"});
   if (a.keep < 0) e.push_back({"--keep", "--keep must not be negative (0: keep every checkpoint)"});
@@ -33,12 +41,28 @@ ConfigErrors check_save(const TrainArgs& a) {
       e.push_back({"--save", "--save-every, --keep and --overwrite need --save DIR"});
     return e;
   }
-  if (fs::exists(a.save) && !fs::is_directory(a.save))
+  if (fs::exists(a.save) && !fs::is_directory(a.save)) {
     e.push_back({"--save", "--save=" + a.save + " exists and is not a folder"});
-  else if (!a.overwrite && !continues_load(a) && holds_checkpoint(a.save))
-    e.push_back({"--save", "--save=" + a.save + " holds another run's checkpoint; --overwrite replaces it, "
-                           "--load " + a.save + " continues it"});
+    return e;
+  }
+  const auto will_save = [&](int step) { return step > start && step <= a.iterations && saves_after(a, step); };
+  for (std::string& why : save_dir_problems(a.save, will_save)) e.push_back({"--save", std::move(why)});
+  if (!a.overwrite && !continues_load(a) && holds_checkpoint(a.save))
+    e.push_back({"--save", "--save=" + a.save + " holds another run's checkpoint; --overwrite replaces it once this "
+                           "run's first save is durable, --load " + a.save + " continues it"});
   return e;
+}
+
+// --overwrite: the steps of the other run's checkpoints in --save, removed once
+// this run's first save is durable; never the checkpoint --load reads.
+std::vector<int> replaced_checkpoints(const TrainArgs& a) {
+  std::vector<int> steps;
+  if (a.save.empty() || !a.overwrite || continues_load(a)) return steps;
+  fs::path loaded;
+  if (!a.load.empty()) loaded = resolve_checkpoint(a.load);
+  for (const SavedFolder& f : saved_folders(a.save))
+    if (loaded.empty() || !same_file(f.path, loaded)) steps.push_back(f.step);
+  return steps;
 }
 
 double gbs(std::optional<double> bytes, double seconds) {
@@ -48,32 +72,30 @@ double gbs(std::optional<double> bytes, double seconds) {
 }  // namespace
 
 ConfigErrors check_checkpoint_args(const TrainArgs& a, const Config& cfg) {
-  ConfigErrors e = check_save(a);
-  if (a.load.empty()) return e;
-  if (!a.init_hf.empty())
-    e.push_back({"--init-hf", "--init-hf and --load both give the starting weights: name one"});
-  ConfigErrors load = checkpoint_problems(a.load, cfg, "--load");
-  if (load.empty()) {
-    const Manifest m = read_manifest(resolve_checkpoint(a.load) / kManifestName);
-    if (m.step >= a.iterations)
-      e.push_back({"--iterations", "--iterations=" + std::to_string(a.iterations) + " counts from the start: the "
-                                   "checkpoint has done " + std::to_string(m.step) + ", so ask for more"});
+  ConfigErrors e, load;
+  int start = 0;
+  if (!a.load.empty()) {
+    if (!a.init_hf.empty())
+      e.push_back({"--init-hf", "--init-hf and --load both give the starting weights: name one"});
+    load = checkpoint_problems(a.load, cfg, "--load");
+    if (load.empty()) {
+      start = read_manifest(resolve_checkpoint(a.load) / kManifestName).step;
+      if (start >= a.iterations)
+        e.push_back({"--iterations", "--iterations=" + std::to_string(a.iterations) + " counts from the start: the "
+                                     "checkpoint has done " + std::to_string(start) + ", so ask for more"});
+    }
   }
-  for (auto& err : load) e.push_back(std::move(err));
-  return e;
+  ConfigErrors save = check_save(a, start);
+  save.insert(save.end(), e.begin(), e.end());
+  save.insert(save.end(), load.begin(), load.end());
+  return save;
 }
 
 CheckpointRun::CheckpointRun(const TrainArgs& args, Trainer& trainer, Communicator& host, std::string data)
     : args_(args), trainer_(trainer), host_(host), data_(std::move(data)) {}
 
 int CheckpointRun::load() {
-  if (!args_.save.empty() && args_.overwrite && !continues_load(args_) && host_.rank() == 0 &&
-      fs::is_directory(args_.save)) {  // --overwrite: the other run's checkpoints go before this run's first save
-    for (const auto& entry : fs::directory_iterator(args_.save)) {
-      const std::string name = entry.path().filename().string();
-      if (name.starts_with("iter_") || name == kLatestName || name == kManifestName) fs::remove_all(entry.path());
-    }
-  }
+  if (host_.rank() == 0) replace_ = replaced_checkpoints(args_);  // before anything is loaded or saved
   if (args_.load.empty()) return 0;
   Manifest m;
   loaded_ = load_checkpoint(trainer_, host_, args_.load, &m);
@@ -85,10 +107,9 @@ int CheckpointRun::load() {
 }
 
 void CheckpointRun::after_iteration(int it) {
-  if (args_.save.empty()) return;
-  const int done = it + 1;
-  if (done != args_.iterations && (args_.save_every <= 0 || done % args_.save_every != 0)) return;
-  saves_.push_back(save_checkpoint(trainer_, host_, args_.save, done, args_.keep, data_));
+  if (args_.save.empty() || !saves_after(args_, it + 1)) return;
+  saves_.push_back(save_checkpoint(trainer_, host_, args_.save, it + 1, {args_.keep, replace_}, data_));
+  replace_.clear();  // the other run's checkpoints went with this run's first durable save
   if (host_.rank() == 0)
     std::printf("ptdp train: saved %s (%.1f MiB in %.3f s)\n", saves_.back().folder.c_str(),
                 static_cast<double>(saves_.back().bytes_total) / (1 << 20), saves_.back().seconds);

@@ -13,7 +13,9 @@
 namespace ptdp::cli {
 
 // Problems of --save, --save-every, --keep, --overwrite and --load (rank 0
-// runs it: --load reads and checks every shard). Each names the option and the file.
+// runs it: --load reads and checks every shard; --save's entries that a save
+// would write through a link, or a folder ptdp did not make that it would
+// write into, checkpoint_folders.h). Each names the option and the file.
 ConfigErrors check_checkpoint_args(const TrainArgs& a, const Config& cfg);
 
 // One run's checkpointing: the load before the first iteration, the saves
@@ -36,6 +38,7 @@ class CheckpointRun {
   std::string data_;
   std::optional<CheckpointIo> loaded_;
   std::vector<CheckpointIo> saves_;
+  std::vector<int> replace_;  // rank 0, --overwrite: the other run's checkpoints, until this run's first save
 };
 
 }  // namespace ptdp::cli

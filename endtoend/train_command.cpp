@@ -13,6 +13,7 @@
 #include "core/comm/placement.h"
 #include "core/comm/world.h"
 #include "core/config/config.h"
+#include "core/data/token_source.h"
 #include "core/runtime/backend.h"
 #include "core/tensor/allocator.h"
 #include "endtoend/cli_common.h"
@@ -36,6 +37,8 @@ ConfigErrors check_train_args(const TrainArgs& a, const Config& cfg) {
   if (!a.data.empty() && cfg.model.vocab < 256)
     e.push_back({"model.vocab", "--data trains on bytes: model.vocab=" + std::to_string(cfg.model.vocab) +
                                     " must be at least 256"});
+  if (std::string why = a.data.empty() ? "" : text_source_problem(a.data, cfg.model.seq_len); !why.empty())
+    e.push_back({"--data", why});  // empty, too short, a device or FIFO: before any work
   if (!(a.comm_timeout_s > 0)) e.push_back({"--comm-timeout", "--comm-timeout must be positive"});
   const std::optional<Fault> fault = parse_fault(a.fault);
   if (!a.fault.empty() && !fault)

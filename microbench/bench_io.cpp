@@ -1,7 +1,7 @@
 // ptdp_bench_io: write and read bandwidth of a filesystem used as checkpoints
 // use it, to fill a machine profile's "filesystem" figures. R threads (ranks)
-// each write a shard of S bytes to a temporary name, fsync it, rename it into
-// place and fsync the folder (a checkpoint's atomic write); reads take the
+// each write a shard of S bytes through a StagedFile (an exclusive temporary,
+// fsync, rename into place, fsync of the folder: a checkpoint's atomic write); reads take the
 // shards back after dropping them from the page cache (posix_fadvise
 // DONTNEED once they are clean), each chunk checked against what was written
 // (`wrong`: chunks that differ). GB/s: all ranks' bytes over the wall time.
@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "core/checkpoint/durable_file.h"
+#include "core/io/staged_file.h"
 #include "core/metrics/build_info.h"
 #include "microbench/bench_setup.h"
 
@@ -91,20 +92,17 @@ void drop_cache(const std::filesystem::path& path) {
   ::close(fd);
 }
 
-// `shard` bytes of `chunk`s to a temporary name, fsync, rename, fsync the folder.
+// `shard` bytes of `chunk`s through a StagedFile, durably (fsync, rename, fsync
+// of the folder): the checkpoint's own way of writing a shard.
 void write_shard(const std::filesystem::path& path, const std::vector<char>& chunk, std::int64_t shard) {
-  const std::filesystem::path tmp = staging_path(path);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  check(fd >= 0, "open", tmp);
+  StagedFile out(path, {.durable = true});
   for (std::int64_t done = 0; done < shard;) {
     const auto n = static_cast<std::size_t>(std::min<std::int64_t>(kChunk, shard - done));
-    const ssize_t w = ::write(fd, chunk.data(), n);
-    check(w > 0, "write", tmp);
-    done += static_cast<std::int64_t>(w);
+    out.write(chunk.data(), n);
+    done += static_cast<std::int64_t>(n);
   }
-  ::close(fd);
-  commit_staged(tmp, path);  // fsync, rename, fsync the folder: the checkpoint's own code
-  drop_cache(path);          // the pages are clean now: a later read goes to the device
+  out.commit();
+  drop_cache(path);  // the pages are clean now: a later read goes to the device
 }
 
 // Reads the shard back; how many of its chunks differ from what was written.
@@ -229,7 +227,7 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("ptdp_io_dir", o.dir.string());
   benchmark::AddCustomContext("ptdp_io_filesystem", fs.type);
   benchmark::AddCustomContext("ptdp_io_mount", fs.mount_point);
-  benchmark::AddCustomContext("ptdp_io_method", "write: temporary name, fsync, rename, fsync folder; read: after "
+  benchmark::AddCustomContext("ptdp_io_method", "write: exclusive temporary, fsync, rename, fsync folder; read: after "
                                                 "posix_fadvise(DONTNEED); 4 MiB calls; GB/s = all ranks' bytes / wall time");
   benchmark::AddCustomContext("ptdp_commit", ptdp::build_commit());
   ptdp::bench::register_points(o);

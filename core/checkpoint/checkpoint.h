@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "core/checkpoint/manifest.h"
 #include "core/comm/communicator.h"
@@ -30,13 +31,21 @@ struct CheckpointIo {
   std::filesystem::path folder;  // the checkpoint's folder (DIR/iter_NNNNNNN)
 };
 
-// Saves the state after `step` iterations into DIR/iter_NNNNNNN and points
-// DIR/latest at it; then removes all but the newest `keep` checkpoints of DIR
-// (0: keeps all). `data` describes the token source. Collective over `host`
-// (the ranks of the trainer's world, in the same order). Throws
-// std::runtime_error naming the file when a write fails.
+// What a save removes once it is durable (only folders ptdp made: checkpoint_folders.h).
+struct SaveOptions {
+  int keep = 0;               // keep the newest `keep` finished checkpoints of DIR (0: all)
+  std::vector<int> replace;   // --overwrite: the steps of another run's checkpoints in DIR
+};
+
+// Saves the state after `step` iterations into DIR/iter_NNNNNNN (rank 0 makes
+// it and writes its marker first; every file goes through a StagedFile,
+// durably, never into a folder that is a link) and points DIR/latest at it;
+// then prunes DIR as `options` says. `data` describes the token source.
+// Collective over `host` (the ranks of the trainer's world, in the same
+// order). Throws std::runtime_error naming the file when a write fails or the
+// folder may not be written.
 CheckpointIo save_checkpoint(Trainer& trainer, Communicator& host, const std::filesystem::path& dir, int step,
-                             int keep, const std::string& data);
+                             const SaveOptions& options, const std::string& data);
 
 // Loads the checkpoint `dir` names (a checkpoint folder or a save directory
 // with `latest`) into `trainer`, whose layout may differ from the saved one.
@@ -46,10 +55,13 @@ CheckpointIo load_checkpoint(Trainer& trainer, Communicator& host, const std::fi
                              Manifest* manifest = nullptr);
 
 // What refuses `dir` as a checkpoint to continue `cfg` from: no manifest, a
-// manifest that does not parse, another model (shape, vocabulary) or another
-// data order (plan.seed, plan.global_batch), a listed shard that is missing,
-// of another size or whose CRC-32 differs. Each error names the file. Reads
-// every shard (rank 0 runs it before any work).
+// manifest that does not parse or breaks a rule (read_manifest), another model
+// (shape, vocabulary) or another data order (plan.seed, plan.global_batch), a
+// listed shard that is missing, not a regular file, of another size, whose
+// CRC-32 differs, whose safetensors header is refused (SafetensorsFile) or
+// that lacks a piece's tensor (or holds it with another element count or a
+// dtype that is no float). Each error names the file. Reads every shard, one
+// at a time (rank 0 runs it before any work).
 ConfigErrors checkpoint_problems(const std::filesystem::path& dir, const Config& cfg, const std::string& option);
 
 }  // namespace ptdp

@@ -7,7 +7,8 @@
 #include "core/checkpoint/checkpoint.h"
 #include "core/checkpoint/checkpoint_reader.h"
 #include "core/checkpoint/crc32.h"
-#include "core/checkpoint/durable_file.h"
+#include "core/config/json_read.h"
+#include "core/io/read_file.h"
 
 namespace ptdp {
 
@@ -64,19 +65,47 @@ void check_compatible(const Manifest& m, const Config& cfg, const fs::path& file
                                       " in this run's config: the samples would not continue where they stopped"));
 }
 
+// Every tensor the manifest's pieces name, in the shard as a float tensor of the piece's count.
+void check_piece_tensors(const SafetensorsFile& f, const ShardRecord& r, const std::string& option, ConfigErrors& e) {
+  for (const ShardPiece& piece : r.pieces)
+    for (const char* kind : {"master", "exp_avg", "exp_avg_sq"}) {
+      const std::string name = piece_tensor_name(kind, piece);
+      const std::string where = f.path().string() + ": tensor \"" + cut_text(name, 200) + "\"";
+      if (!f.has(name)) {
+        e.push_back(ckpt_refused(option, where + " (a piece the manifest lists) is missing"));
+        continue;
+      }
+      const SafetensorsFile::Entry& entry = f.entry(name);
+      if (entry.dtype == DType::i32) e.push_back(ckpt_refused(option, where + " is I32, not a float tensor"));
+      else if (shape_numel(entry.shape) != piece.count)
+        e.push_back(ckpt_refused(option, where + " holds " + std::to_string(shape_numel(entry.shape)) +
+                                             " elements; the manifest's piece has count " +
+                                             std::to_string(piece.count)));
+    }
+}
+
+// Each listed shard: present, of the manifest's size and CRC-32, a safetensors
+// file the reader accepts (a regular file, its header checked) holding every
+// piece's tensors. One shard in memory at a time.
 void check_shards(const Manifest& m, const fs::path& folder, const std::string& option, ConfigErrors& e) {
   for (const ShardRecord& r : m.shards) {
     const fs::path path = folder / r.file;
-    if (!fs::is_regular_file(path)) {
+    if (!fs::exists(fs::symlink_status(path))) {
       e.push_back(ckpt_refused(option, path.string() + " (listed in the manifest) is missing"));
       continue;
     }
-    const std::vector<std::uint8_t> bytes = read_file_bytes(path);
-    if (static_cast<std::int64_t>(bytes.size()) != r.bytes)
-      e.push_back(ckpt_refused(option, path.string() + " holds " + std::to_string(bytes.size()) + " bytes, the manifest says " +
-                                      std::to_string(r.bytes) + " (truncated?)"));
-    else if (crc32(bytes.data(), bytes.size()) != r.crc32)
-      e.push_back(ckpt_refused(option, path.string() + ": CRC-32 differs from the manifest's (corrupted)"));
+    try {
+      std::vector<std::uint8_t> bytes = read_regular_file(path);
+      if (static_cast<std::int64_t>(bytes.size()) != r.bytes)
+        e.push_back(ckpt_refused(option, path.string() + " holds " + std::to_string(bytes.size()) +
+                                             " bytes, the manifest says " + std::to_string(r.bytes) + " (truncated?)"));
+      else if (crc32(bytes.data(), bytes.size()) != r.crc32)
+        e.push_back(ckpt_refused(option, path.string() + ": CRC-32 differs from the manifest's (corrupted)"));
+      else
+        check_piece_tensors(SafetensorsFile(path, std::move(bytes)), r, option, e);
+    } catch (const std::runtime_error& ex) {  // not a regular file, unreadable, or SafetensorsError
+      e.push_back(ckpt_refused(option, ex.what()));
+    }
   }
 }
 

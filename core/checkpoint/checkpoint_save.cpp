@@ -1,14 +1,15 @@
-// Saving: each rank's shard written durably, then rank 0's manifest, `latest`
-// pointer and the pruning of old checkpoints.
-#include <algorithm>
+// Saving: rank 0's marker, each rank's shard streamed durably, then rank 0's
+// manifest, `latest` pointer and the pruning of old checkpoints (only folders
+// ptdp made: checkpoint_folders.h).
 #include <chrono>
-#include <cstdio>
 
 #include "core/checkpoint/checkpoint.h"
-#include "core/checkpoint/crc32.h"
+#include "core/checkpoint/checkpoint_folders.h"
 #include "core/checkpoint/durable_file.h"
 #include "core/checkpoint/safetensors.h"
 #include "core/comm/host_gather.h"
+#include "core/config/json_read.h"
+#include "core/io/staged_file.h"
 
 namespace ptdp {
 
@@ -41,12 +42,12 @@ std::vector<SavedPiece> pieces_to_save(Trainer& t) {
   return out;
 }
 
-// Writes this rank's shard; returns its record (size and CRC-32 of the file's bytes).
+// Writes this rank's shard, streamed through a StagedFile (an unpredictable
+// temporary in the iter folder, which must not be a link); returns its record
+// (size and CRC-32 of the bytes as they were written).
 ShardRecord write_shard(Trainer& t, Ops& ops, const fs::path& folder, int rank, int step) {
-  char name[40];
-  std::snprintf(name, sizeof name, "rank_%05d.safetensors", rank);
   ShardRecord rec;
-  rec.file = name;
+  rec.file = shard_file_name(rank);
   rec.rank = rank;
   std::vector<std::vector<float>> host;          // keeps the bytes alive until written
   std::vector<std::vector<std::uint8_t>> weights;  // 16-bit runs: the weights as they train
@@ -76,19 +77,13 @@ ShardRecord write_shard(Trainer& t, Ops& ops, const fs::path& folder, int rank, 
     }
     rec.pieces.push_back(s.piece);
   }
-  const fs::path path = folder / name, tmp = staging_path(path);
-  try {  // a failed write (a full disk) leaves no half-written shard behind
-    write_safetensors(tmp, tensors, {{"format", kCheckpointFormat}, {"rank", std::to_string(rank)},
-                                     {"step", std::to_string(step)}});
-    commit_staged(tmp, path);
-  } catch (...) {
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    throw;
-  }
-  const std::vector<std::uint8_t> bytes = read_file_bytes(path);
-  rec.bytes = static_cast<std::int64_t>(bytes.size());
-  rec.crc32 = crc32(bytes.data(), bytes.size());
+  // A failed write (a full disk) leaves no temporary behind: the StagedFile removes it.
+  StagedFile out(folder / rec.file, {.durable = true, .folder_no_follow = true});
+  const WrittenFile written = write_safetensors(
+      out, tensors, {{"format", kCheckpointFormat}, {"rank", std::to_string(rank)}, {"step", std::to_string(step)}});
+  out.commit();
+  rec.bytes = written.bytes;
+  rec.crc32 = written.crc32;
   return rec;
 }
 
@@ -117,46 +112,37 @@ Manifest manifest_of(Trainer& t, int step, const std::string& data, std::vector<
   return m;
 }
 
-// Keeps `current` and the newest keep − 1 other finished checkpoints; removes
-// the rest, and unfinished saves (no manifest) of other steps.
-void prune(const fs::path& dir, const std::string& current, int keep) {
-  std::vector<std::string> finished;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    const std::string name = e.path().filename().string();
-    if (!e.is_directory() || !name.starts_with("iter_") || name == current) continue;
-    if (fs::exists(e.path() / kManifestName)) finished.push_back(name);
-    else fs::remove_all(e.path());
-  }
-  if (keep <= 0) return;
-  std::sort(finished.rbegin(), finished.rend());  // iter_NNNNNNN: newest first
-  for (std::size_t i = static_cast<std::size_t>(keep - 1); i < finished.size(); ++i) fs::remove_all(dir / finished[i]);
-}
-
 }  // namespace
 
-CheckpointIo save_checkpoint(Trainer& trainer, Communicator& host, const fs::path& dir, int step, int keep,
-                             const std::string& data) {
+CheckpointIo save_checkpoint(Trainer& trainer, Communicator& host, const fs::path& dir, int step,
+                             const SaveOptions& options, const std::string& data) {
   trainer.model();  // the distributed optimizer's pending parameter gather
   CheckpointIo io;
   io.folder = dir / iteration_folder(step);
   host.barrier();
   const auto t0 = Clock::now();
-  if (host.rank() == 0) {  // a stale manifest of the same step must not outlive its shards
-    fs::create_directories(io.folder);
-    fs::remove(io.folder / kManifestName);
-    fsync_path(io.folder, true);
-    fsync_path(dir, true);
-  }
-  host.barrier();
+  std::string refused;  // rank 0's: the folder cannot be written (a link, a folder ptdp did not make)
+  if (host.rank() == 0) try {
+      prepare_save_folder(dir, step);  // the marker first: the folder is ptdp's from now on
+    } catch (const std::exception& e) {
+      refused = e.what();
+    }
+  if (host.all_reduce_host(refused.empty() ? 0.0 : 1.0, ReduceOp::max) > 0)  // every rank stops, none writes
+    throw std::runtime_error(refused.empty() ? "rank 0 could not prepare " + io.folder.string() : refused);
   const ShardRecord mine = write_shard(trainer, trainer.ops(), io.folder, host.rank(), step);
   io.bytes = mine.bytes;
   const auto records = gather_host(host, as_doubles(to_json(mine).dump()));
   if (host.rank() == 0) {
     std::vector<ShardRecord> shards;
-    for (const auto& r : records) shards.push_back(shard_record_from_json(nlohmann::json::parse(as_string(r)), "shard record"));
+    for (std::size_t r = 0; r < records.size(); ++r) {
+      const std::string source = "the shard record of rank " + std::to_string(r);
+      shards.push_back(shard_record_from_json(parse_json(as_string(records[r]), source), source));
+    }
     write_durably(io.folder / kManifestName, to_json(manifest_of(trainer, step, data, std::move(shards))).dump(1));
-    write_durably(dir / kLatestName, iteration_folder(step) + "\n");
-    prune(dir, iteration_folder(step), keep);
+    // `latest` in the save directory as the path resolves: the user may name a
+    // link to it, and the folder the pointer goes into is then no link.
+    write_durably(fs::canonical(dir) / kLatestName, iteration_folder(step) + "\n");
+    prune_checkpoints(dir, step, options.keep, options.replace);
   }
   host.barrier();
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();

@@ -1,30 +1,20 @@
-// Files that survive a crash whole or not at all: written under a temporary
-// name, flushed to the device (fsync), renamed into place, and the folder's
-// entry flushed too (fsync of the directory), so after a power loss or a kill
-// a path holds either its old bytes or its new ones, never a prefix.
+// Files that survive a crash whole or not at all: written through a StagedFile
+// (core/io/staged_file.h: an exclusive, unpredictable temporary, flushed to the
+// device, renamed into place, the folder's entry flushed too), so after a
+// power loss or a kill a path holds either its old bytes or its new ones,
+// never a prefix. And the name of the filesystem a checkpoint lands on.
 #pragma once
-#include <cstdint>
 #include <filesystem>
 #include <string>
-#include <vector>
 
 namespace ptdp {
-
-// `path` + ".tmp": where a durable write stages its bytes (loaders ignore it).
-std::filesystem::path staging_path(const std::filesystem::path& path);
 
 // Flushes a file's (or a folder's) bytes to the device. Throws std::runtime_error naming it.
 void fsync_path(const std::filesystem::path& path, bool directory = false);
 
-// fsync(tmp), rename(tmp, path), fsync(path's folder). Throws naming the path.
-void commit_staged(const std::filesystem::path& tmp, const std::filesystem::path& path);
-
-// Writes `bytes` to `path` durably through a StagedFile (core/io/staged_file.h),
-// refusing a folder that is a symbolic link.
+// Writes `bytes` to `path` durably through a StagedFile, refusing a folder
+// that is a symbolic link (a checkpoint's iter_NNNNNNN: ptdp makes it).
 void write_durably(const std::filesystem::path& path, const std::string& bytes);
-
-// The whole file. Throws std::runtime_error naming it when it cannot be read.
-std::vector<std::uint8_t> read_file_bytes(const std::filesystem::path& path);
 
 // The filesystem `path` lives on: the longest mount point of /proc/self/mounts
 // that contains it, and its type as the kernel names it ("ext4", "xfs",

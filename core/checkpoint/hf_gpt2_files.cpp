@@ -92,7 +92,7 @@ void stage_hf_gpt2(OutputFiles& out, const fs::path& dir, const FullParams& para
   std::vector<TensorRef> refs;
   for (const auto& [name, t] : hf) refs.push_back({kHfPrefix + name, DType::f32, t.shape, t.values.data()});
   // transformers refuses safetensors without a framework in the metadata
-  out.add_file(dir / kHfWeightsFile, [&](const fs::path& tmp) { write_safetensors(tmp, refs, {{"format", "pt"}}); });
+  out.add_stream(dir / kHfWeightsFile, [&](StagedFile& file) { write_safetensors(file, refs, {{"format", "pt"}}); });
   out.add(dir / kHfConfigFile, hf_gpt2_config(model));
 }
 

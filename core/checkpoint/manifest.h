@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,17 +62,31 @@ nlohmann::json to_json(const ShardRecord& r);
 nlohmann::json to_json(const Manifest& m);
 // Throws JsonRefused naming `source` and the field.
 ShardRecord shard_record_from_json(const nlohmann::json& j, const std::string& source);
+// A parsed manifest, every field checked: counters not negative, at least one
+// shard, each file named once; each piece's shape (sizes >= 1, at most 2^40
+// elements, products taken without overflow), split (dim -1 with one part, or
+// parts dividing full_shape[dim] into slices of at least one row: checked
+// before anything divides) and range inside its part; and every element of
+// every parameter in some piece. Throws JsonRefused naming `source`, the JSON
+// pointer and the rule.
+Manifest manifest_from_json(const nlohmann::json& doc, const std::string& source);
+// `file` read by the strict reader (a key named twice is refused) and checked as above.
 Manifest read_manifest(const std::filesystem::path& file);
 
 // "iter_0000003": the folder of the checkpoint after `step` iterations.
 std::string iteration_folder(int step);
+// The step a folder named by iteration_folder holds ("iter_0000003": 3), or
+// nullopt for any other name ("iter_notes", "iter_3").
+std::optional<int> step_of_folder(const std::string& name);
+// "rank_00002.safetensors": the shard world rank `rank` writes.
+std::string shard_file_name(int rank);
 
 // The folder holding the manifest that `dir` names: `dir` itself when it has
-// one, else the folder its `latest` file names. Throws std::runtime_error
-// naming what is missing.
+// one, else the folder its `latest` file (a regular file of at most 4 KiB)
+// names. Throws std::runtime_error naming what is missing.
 std::filesystem::path resolve_checkpoint(const std::filesystem::path& dir);
 
-// Whether `dir` holds any checkpoint (a manifest, a `latest` or an iter_* folder with a manifest).
+// Whether `dir` holds any checkpoint (a manifest, a `latest` or an iter_NNNNNNN folder with a manifest).
 bool holds_checkpoint(const std::filesystem::path& dir);
 
 }  // namespace ptdp

@@ -4,10 +4,13 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
-#include <fstream>
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "core/checkpoint/crc32.h"
+#include "core/config/bounds.h"
 #include "core/config/json_read.h"
+#include "core/io/read_file.h"
 
 namespace ptdp {
 
@@ -21,10 +24,20 @@ constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;  // the format's own limi
   throw SafetensorsError(path.string() + ": " + what);
 }
 
+// The file's bytes; a file that cannot be read, or is no regular file, refused as a SafetensorsError.
+std::vector<std::uint8_t> file_bytes_of(const std::filesystem::path& path) {
+  try {
+    return read_regular_file(path);
+  } catch (const std::runtime_error& e) {
+    throw SafetensorsError(e.what());
+  }
+}
+
+// `tensor`'s dtype; unknown names refused (echoed cut: core/config/json_read.h cut_text).
 DType dtype_from(const std::filesystem::path& path, const std::string& name, const std::string& tensor) {
   for (DType t : {DType::f32, DType::f64, DType::bf16, DType::f16, DType::i32})
     if (safetensors_dtype(t) == name) return t;
-  fail(path, "tensor \"" + tensor + "\" has dtype \"" + name + "\", not one of F32, F64, BF16, F16, I32");
+  fail(path, tensor + " has dtype \"" + cut_text(name, 40) + "\", not one of F32, F64, BF16, F16, I32");
 }
 
 float bf16_to_f32(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
@@ -40,31 +53,34 @@ float f16_to_f32(std::uint16_t h) {
 
 SafetensorsFile::Entry read_entry(const std::filesystem::path& path, const std::string& name, const nlohmann::json& j,
                                   std::size_t data_bytes) {
+  const std::string tensor = "tensor \"" + cut_text(name, 200) + "\"";
   if (!j.is_object() || !j.contains("dtype") || !j.contains("shape") || !j.contains("data_offsets"))
-    fail(path, "tensor \"" + name + "\" needs dtype, shape and data_offsets");
+    fail(path, tensor + " needs dtype, shape and data_offsets");
   const auto& dt = j.at("dtype");
   const auto& shape = j.at("shape");
   const auto& off = j.at("data_offsets");
   if (!dt.is_string() || !shape.is_array() || !off.is_array() || off.size() != 2)
-    fail(path, "tensor \"" + name + "\": dtype must be a string, shape an array, data_offsets two numbers");
+    fail(path, tensor + ": dtype must be a string, shape an array, data_offsets two numbers");
   SafetensorsFile::Entry e;
-  e.dtype = dtype_from(path, dt.get<std::string>(), name);
+  e.dtype = dtype_from(path, dt.get<std::string>(), tensor);
   std::uint64_t numel = 1;
   for (const auto& d : shape) {
-    if (!d.is_number_unsigned() || d.get<std::uint64_t>() > (std::uint64_t{1} << 40))
-      fail(path, "tensor \"" + name + "\" has a shape entry that is not a size");
-    numel *= d.get<std::uint64_t>();
-    if (numel > (std::uint64_t{1} << 50)) fail(path, "tensor \"" + name + "\" is too large");
-    e.shape.push_back(d.get<std::int64_t>());
+    if (!d.is_number_unsigned()) fail(path, tensor + " has a shape entry that is not a size");
+    const std::uint64_t size = d.get<std::uint64_t>();
+    // One tensor's bound (core/config/bounds.h), checked before multiplying: never wraps.
+    if (size != 0 && numel > static_cast<std::uint64_t>(kMaxElements) / size)
+      fail(path, tensor + " has more than 2^40 elements");
+    numel *= size;
+    e.shape.push_back(static_cast<std::int64_t>(size));
   }
   for (const auto& o : off)
-    if (!o.is_number_unsigned()) fail(path, "tensor \"" + name + "\" has offsets that are not byte positions");
+    if (!o.is_number_unsigned()) fail(path, tensor + " has offsets that are not byte positions");
   e.begin = off[0].get<std::size_t>(), e.end = off[1].get<std::size_t>();
   if (e.begin > e.end || e.end > data_bytes)
-    fail(path, "tensor \"" + name + "\" lies outside the file's " + std::to_string(data_bytes) +
+    fail(path, tensor + " lies outside the file's " + std::to_string(data_bytes) +
                    " data bytes (truncated?)");
   if (e.end - e.begin != numel * dtype_size(e.dtype))
-    fail(path, "tensor \"" + name + "\" holds " + std::to_string(e.end - e.begin) + " bytes, its shape needs " +
+    fail(path, tensor + " holds " + std::to_string(e.end - e.begin) + " bytes, its shape needs " +
                    std::to_string(numel * dtype_size(e.dtype)));
   return e;
 }
@@ -117,63 +133,75 @@ std::string safetensors_dtype(DType t) {
   return "?";
 }
 
-void write_safetensors(const std::filesystem::path& path, const std::vector<TensorRef>& tensors,
-                       const std::map<std::string, std::string>& metadata) {
+WrittenFile write_safetensors(StagedFile& out, const std::vector<TensorRef>& tensors,
+                              const std::map<std::string, std::string>& metadata) {
   nlohmann::json header = nlohmann::json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
   std::size_t offset = 0;
   for (const TensorRef& t : tensors) {
-    if (header.contains(t.name)) fail(path, "tensor \"" + t.name + "\" named twice");
+    if (header.contains(t.name)) fail(out.path(), "tensor \"" + t.name + "\" named twice");
     const std::size_t bytes = static_cast<std::size_t>(shape_numel(t.shape)) * dtype_size(t.dtype);
     header[t.name] = {{"dtype", safetensors_dtype(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');  // the data starts 8-byte aligned
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  WrittenFile written;
+  const auto put = [&](const void* data, std::size_t n) {
+    out.write(data, n);
+    written.crc32 = crc32(data, n, written.crc32);
+    written.bytes += static_cast<std::int64_t>(n);
+  };
   const std::uint64_t n = text.size();
-  out.write(reinterpret_cast<const char*>(&n), sizeof n);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  for (const TensorRef& t : tensors)
-    out.write(static_cast<const char*>(t.data),
-              static_cast<std::streamsize>(static_cast<std::size_t>(shape_numel(t.shape)) * dtype_size(t.dtype)));
-  out.flush();
-  if (!out) fail(path, "could not be written");
+  put(&n, sizeof n);
+  put(text.data(), text.size());
+  for (const TensorRef& t : tensors) put(t.data, static_cast<std::size_t>(shape_numel(t.shape)) * dtype_size(t.dtype));
+  return written;
 }
 
-SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : path_(path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot be opened");
-  bytes_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+WrittenFile write_safetensors(const std::filesystem::path& path, const std::vector<TensorRef>& tensors,
+                              const std::map<std::string, std::string>& metadata, StageOptions options) {
+  StagedFile out(path, options);
+  const WrittenFile written = write_safetensors(out, tensors, metadata);
+  out.commit();
+  return written;
+}
+
+SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : SafetensorsFile(path, file_bytes_of(path)) {}
+
+SafetensorsFile::SafetensorsFile(std::filesystem::path path, std::vector<std::uint8_t> bytes)
+    : path_(std::move(path)), bytes_(std::move(bytes)) {
   std::uint64_t n = 0;
-  if (bytes_.size() < sizeof n) fail(path, "is shorter than a safetensors header");
+  if (bytes_.size() < sizeof n) fail(path_, "is shorter than a safetensors header");
   std::memcpy(&n, bytes_.data(), sizeof n);
+  if (n == 0) fail(path_, "announces an empty header (length 0)");
   if (n > kMaxHeaderBytes || n > bytes_.size() - sizeof n)
-    fail(path, "announces a " + std::to_string(n) + "-byte header in a " + std::to_string(bytes_.size()) + "-byte file");
+    fail(path_, "announces a " + std::to_string(n) + "-byte header in a " + std::to_string(bytes_.size()) +
+                    "-byte file");
   data_start_ = sizeof n + n;
   nlohmann::json header;
   try {
-    header = parse_json(std::string(reinterpret_cast<const char*>(bytes_.data()) + sizeof n, n), path.string());
+    header = parse_json(std::string(reinterpret_cast<const char*>(bytes_.data()) + sizeof n, n), path_.string());
   } catch (const std::exception& e) {
-    fail(path, std::string("header is not JSON: ") + e.what());
+    fail(path_, std::string("header is not JSON: ") + e.what());
   }
-  if (!header.is_object()) fail(path, "header is not a JSON object");
+  if (!header.is_object()) fail(path_, "header is not a JSON object");
   for (const auto& [name, value] : header.items()) {
     if (name == "__metadata__") {
-      if (!value.is_object()) fail(path, "__metadata__ is not an object");
+      if (!value.is_object()) fail(path_, "__metadata__ is not an object");
       for (const auto& [k, v] : value.items()) {
-        if (!v.is_string()) fail(path, "__metadata__." + k + " is not a string");
+        if (!v.is_string()) fail(path_, "__metadata__." + cut_text(k) + " is not a string");
         metadata_[k] = v.get<std::string>();
       }
       continue;
     }
-    entries_[name] = read_entry(path, name, value, bytes_.size() - data_start_);
+    entries_[name] = read_entry(path_, name, value, bytes_.size() - data_start_);
   }
   std::vector<std::pair<std::size_t, std::size_t>> spans;
   for (const auto& [name, e] : entries_) spans.push_back({e.begin, e.end});
   std::sort(spans.begin(), spans.end());
   for (std::size_t i = 1; i < spans.size(); ++i)
-    if (spans[i].first < spans[i - 1].second) fail(path, "has tensors whose bytes overlap");
+    if (spans[i].first < spans[i - 1].second) fail(path_, "has tensors whose bytes overlap");
 }
 
 const SafetensorsFile::Entry& SafetensorsFile::entry(const std::string& name) const {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/io/staged_file.h"
 #include "core/tensor/dtype.h"
 #include "core/tensor/tensor.h"
 
@@ -33,11 +34,22 @@ struct TensorRef {
   const void* data = nullptr;
 };
 
-// Writes `tensors` (names unique) and `metadata` to `path`, replacing it. Not
-// atomic by itself: checkpoints write a temporary name and rename it.
-// Throws SafetensorsError naming the path when a write fails.
-void write_safetensors(const std::filesystem::path& path, const std::vector<TensorRef>& tensors,
-                       const std::map<std::string, std::string>& metadata = {});
+// What was written: the file's size and its CRC-32 (crc32.h), computed as the
+// bytes went out (a checkpoint's manifest records both; no file is read back).
+struct WrittenFile {
+  std::int64_t bytes = 0;
+  std::uint32_t crc32 = 0;
+};
+
+// Streams `tensors` (names unique) and `metadata` into `out`: the header, then
+// each tensor's bytes straight from its memory (a shard of gigabytes is never
+// copied whole). The caller commits `out`. Throws SafetensorsError naming the
+// file (a tensor named twice), std::runtime_error when a write fails.
+WrittenFile write_safetensors(StagedFile& out, const std::vector<TensorRef>& tensors,
+                              const std::map<std::string, std::string>& metadata = {});
+// The same into `path` through a StagedFile with `options`, committed.
+WrittenFile write_safetensors(const std::filesystem::path& path, const std::vector<TensorRef>& tensors,
+                              const std::map<std::string, std::string>& metadata = {}, StageOptions options = {});
 
 class SafetensorsFile {
  public:
@@ -47,10 +59,14 @@ class SafetensorsFile {
     std::size_t begin = 0, end = 0;  // byte offsets into the data section
   };
 
-  // Reads the whole file and checks it: the header's length and JSON, every
-  // entry's dtype, shape and offsets (inside the data, numel·size bytes, not
-  // overlapping). Throws SafetensorsError naming the file and the fault.
+  // Reads the whole file (a regular file: a device or FIFO is refused,
+  // core/io/read_file.h) and checks it: the header's length and JSON (strict:
+  // a key named twice is refused), every entry's dtype, shape (element counts
+  // in 64 bits, without overflow) and offsets (inside the data, numel·size
+  // bytes, not overlapping). Throws SafetensorsError naming the file and the fault.
   explicit SafetensorsFile(const std::filesystem::path& path);
+  // The same checks of bytes already in memory, named `path` in messages.
+  SafetensorsFile(std::filesystem::path path, std::vector<std::uint8_t> bytes);
 
   const std::filesystem::path& path() const { return path_; }
   const std::map<std::string, std::string>& metadata() const { return metadata_; }

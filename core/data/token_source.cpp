@@ -1,10 +1,10 @@
 // Synthetic and byte-level text token sources.
 #include "core/data/token_source.h"
 
-#include <fstream>
-#include <iterator>
 #include <numeric>
 #include <stdexcept>
+
+#include "core/io/read_file.h"
 
 namespace ptdp {
 
@@ -61,6 +61,13 @@ class TextSource final : public TokenSource {
   std::uint64_t seed_;
 };
 
+// Why `bytes` bytes of `file` hold no sample of seq_len + 1 tokens, or "".
+std::string too_short_for(const std::filesystem::path& file, std::uintmax_t bytes, int seq_len) {
+  if (bytes >= static_cast<std::uintmax_t>(seq_len) + 1) return "";
+  return file.string() + " has " + std::to_string(bytes) + " bytes, fewer than model.seq_len + 1 = " +
+         std::to_string(seq_len + 1);
+}
+
 }  // namespace
 
 std::unique_ptr<TokenSource> make_synthetic_source(int vocab, std::uint64_t seed) {
@@ -68,13 +75,23 @@ std::unique_ptr<TokenSource> make_synthetic_source(int vocab, std::uint64_t seed
 }
 
 std::unique_ptr<TokenSource> make_text_source(const std::filesystem::path& file, int seq_len, std::uint64_t seed) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw std::runtime_error("--data: cannot read " + file.string());
-  std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (bytes.size() < static_cast<std::size_t>(seq_len) + 1)
-    throw std::runtime_error("--data: " + file.string() + " has " + std::to_string(bytes.size()) +
-                             " bytes, fewer than model.seq_len + 1 = " + std::to_string(seq_len + 1));
+  std::vector<std::uint8_t> bytes;
+  try {
+    bytes = read_regular_file(file);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(std::string("--data: ") + e.what());
+  }
+  if (std::string why = too_short_for(file, bytes.size(), seq_len); !why.empty())
+    throw std::runtime_error("--data: " + why);
   return std::make_unique<TextSource>(std::move(bytes), file.filename().string(), seed);
+}
+
+std::string text_source_problem(const std::filesystem::path& file, int seq_len) {
+  if (std::string why = regular_file_problem(file); !why.empty()) return why;
+  std::error_code ec;
+  const std::uintmax_t bytes = std::filesystem::file_size(file, ec);
+  if (ec) return file.string() + " cannot be read: " + ec.message();
+  return too_short_for(file, bytes, seq_len);
 }
 
 }  // namespace ptdp

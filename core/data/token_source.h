@@ -27,9 +27,16 @@ class TokenSource {
 std::unique_ptr<TokenSource> make_synthetic_source(int vocab, std::uint64_t seed);
 
 // A text file as byte-level tokens (vocabulary 256); sample i is a window at an
-// offset drawn from (seed, i). Throws std::runtime_error if the file is shorter
-// than seq_len + 1 bytes or cannot be read.
+// offset drawn from (seed, i). Throws std::runtime_error, its message starting
+// "--data: ", if the file cannot be read, is not a regular file (a device such
+// as /dev/zero, a FIFO, a folder: refused, never read until memory runs out)
+// or is shorter than seq_len + 1 bytes.
 std::unique_ptr<TokenSource> make_text_source(const std::filesystem::path& file, int seq_len,
                                               std::uint64_t seed);
+
+// Why make_text_source would refuse `file` (its message without "--data: ";
+// "" when it would not), from the file's kind and size alone: what commands
+// check before any work.
+std::string text_source_problem(const std::filesystem::path& file, int seq_len);
 
 }  // namespace ptdp

@@ -84,17 +84,16 @@ void OutputFiles::discard() { staged_.clear(); }  // each StagedFile removes its
 void OutputFiles::add(const fs::path& path, const nlohmann::json& j, int indent) { add_text(path, j.dump(indent) + "\n"); }
 
 void OutputFiles::add_text(const fs::path& path, const std::string& text) {
-  try {
-    stage(path).write(text);
-  } catch (const std::exception& e) {
-    discard();
-    throw std::runtime_error(std::string("writing ") + path.string() + ": " + e.what());
-  }
+  add_stream(path, [&](StagedFile& out) { out.write(text); });
 }
 
 void OutputFiles::add_file(const fs::path& path, const Writer& write) {
+  add_stream(path, [&](StagedFile& out) { write(out.temporary()); });
+}
+
+void OutputFiles::add_stream(const fs::path& path, const StreamWriter& write) {
   try {
-    write(stage(path).temporary());
+    write(stage(path));
   } catch (const std::exception& e) {
     discard();
     throw std::runtime_error(std::string("writing ") + path.string() + ": " + e.what());

@@ -40,6 +40,9 @@ class OutputFiles {
   // Any other file: `write` fills the (new, exclusively created) temporary path it is given, or throws.
   using Writer = std::function<void(const std::filesystem::path& tmp)>;
   void add_file(const std::filesystem::path& path, const Writer& write);
+  // A file `write` streams into its StagedFile (large binary files, never reopened by name).
+  using StreamWriter = std::function<void(StagedFile& out)>;
+  void add_stream(const std::filesystem::path& path, const StreamWriter& write);
   void commit();
 
  private:

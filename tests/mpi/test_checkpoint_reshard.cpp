@@ -5,7 +5,8 @@
 // relative (the equivalence tests' tolerance: fp32 summation order differs
 // between layouts). A layout of N ranks uses the first N; the others wait.
 // The Llama block's too: its kv heads shared by pairs of ranks at t = 4
-// (written once) saved into or loaded from layouts that split them.
+// (written once) saved into or loaded from layouts that split them. Every
+// save passes the checks a load makes before any work (checkpoint_problems).
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -92,6 +93,9 @@ TEST_P(CheckpointReshard, ContinuesTheUninterruptedRun) {
   world.barrier();
   on_first_ranks(c.saved.t * c.saved.p * c.saved.d, [&](Communicator& sub) { reshard_train(c.saved, sub, 0, kReshardSaveAt, {}, dir); });
   if (world.rank() == 0) {  // every element of a kv weight written once, shared or split
+    // and the save passes every check a load makes first (coverage of each parameter, each piece's tensors)
+    const ConfigErrors problems = checkpoint_problems(dir, reshard_config(c.saved), "--load");
+    EXPECT_TRUE(problems.empty()) << (problems.empty() ? "" : problems.front().message);
     std::int64_t written = 0, full = 0;
     for (const ShardRecord& r : read_manifest(resolve_checkpoint(dir) / kManifestName).shards)
       for (const ShardPiece& piece : r.pieces)

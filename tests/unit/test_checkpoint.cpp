@@ -31,8 +31,7 @@ constexpr int kCkptSaveAt = 3, kCkptIterations = 5;
 // Iterations [from, to) of cfg on its layout's ranks (threads): loads `load`
 // first and saves into `save` after, where given. Rank 0's losses.
 std::vector<double> ckpt_train(const Config& cfg, int from, int to, const fs::path& load = {}, const fs::path& save = {}) {
-  auto world = make_in_process_world(cfg.plan.world_size(), 120, nullptr);
-  return test::run_rank_threads(world, [&](int, Communicator& comm) { return test::train_span(cfg, comm, from, to, load, save); });
+  return test::train_span_on_threads(cfg, from, to, load, save);
 }
 
 Config ckpt_layout(int d, bool distributed_optimizer) {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/checkpoint/crc32.h"
 #include "core/checkpoint/safetensors.h"
 
 namespace ptdp {
@@ -64,6 +65,18 @@ TEST(Safetensors, SixteenBitEncodingRoundsToNearestEven) {
   EXPECT_EQ(f.read_f32("h2"), (std::vector<float>{1.0f, 1.0f + 4 * 0x1p-11f, INFINITY}));
   EXPECT_EQ(f.read_f32("b1")[3], 65536.0f);  // 65504 is not a bf16 value: the nearest is 2^16
   EXPECT_EQ(f.read_f32("b2"), (std::vector<float>{1.0f}));
+  std::filesystem::remove(path);
+}
+
+// A streamed write reports the size and CRC-32 of exactly the bytes that reach the file.
+TEST(Safetensors, AWriteReportsTheSizeAndCrcOfTheFile) {
+  const std::vector<float> a = {1.0f, 2.0f, 3.0f};
+  const auto path = temp_file("written.safetensors");
+  const WrittenFile written = write_safetensors(path, {{"w", DType::f32, {3}, a.data()}}, {{"step", "1"}});
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  EXPECT_EQ(written.bytes, static_cast<std::int64_t>(bytes.size()));
+  EXPECT_EQ(written.crc32, crc32(bytes.data(), bytes.size()));
   std::filesystem::remove(path);
 }
 
