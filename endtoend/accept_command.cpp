@@ -14,6 +14,7 @@
 #include "endtoend/accept_suite.h"
 #include "endtoend/cli_common.h"
 #include "endtoend/commands.h"
+#include "endtoend/option_ranges.h"
 
 namespace ptdp::cli {
 
@@ -50,9 +51,11 @@ ConfigErrors check_accept_args(AcceptArgs& a, std::optional<Machine>& machine, s
   } catch (const LauncherRefused& err) {
     e.push_back({"--launcher", std::string("--launcher: ") + err.what()});
   }
-  if (a.nodes < 1) e.push_back({"--nodes", "--nodes=" + std::to_string(a.nodes) + " must be at least 1"});
   machine = load_profile(a, e);
   if (!machine) return e;
+  if (saturating_product({a.nodes, machine->gpus_per_node}) > kMaxRanks)
+    e.push_back({"--nodes", "--nodes=" + std::to_string(a.nodes) + " of " + std::to_string(machine->gpus_per_node) +
+                                " ranks each is more than the " + std::to_string(kMaxRanks) + " ranks ptdp runs"});
   if (machine->acceptance.empty())
     e.push_back({"--machine", "--machine=" + a.machine + ": profile " + machine->name +
                                   " has no acceptance bands (an \"acceptance\" object of {\"expected\", "
@@ -124,7 +127,8 @@ Command add_accept_command(CLI::App& app) {
   sub->add_option("--machine", a->machine, "Machine profile: a name in --machines-dir, or a profile file (*.json)")
       ->required();
   sub->add_option("--machines-dir", a->machines_dir, "Folder of machine profiles (default: the shipped ones)");
-  sub->add_option("--nodes", a->nodes, "Nodes to run the cross-node steps on (1: those steps are skipped)");
+  sub->add_option("--nodes", a->nodes, "Nodes to run the cross-node steps on (1: those steps are skipped)")
+      ->check(integer_in(1, kMaxAcceptNodes));
   sub->add_option("--out", a->out, "Report folder (default out/accept/PROFILE)");
   sub->add_option("--launcher", a->launcher, "How multi-rank steps start: mpirun (default), srun or a template "
                                              "with {ranks} {nodes} {ranks_per_node} {gpus_per_node} {cmd}");

@@ -24,7 +24,7 @@ namespace {
   setsid();
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() != runner) _exit(128 + SIGTERM);  // the runner died before prctl
-  const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);  // never through a planted link
   if (fd >= 0) dup2(fd, STDOUT_FILENO), dup2(fd, STDERR_FILENO), close(fd);
   execvp(args[0], args.data());
   _exit(127);

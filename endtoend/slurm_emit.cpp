@@ -1,5 +1,8 @@
 // `ptdp sweep FILE --emit-slurm DIR`: one sbatch job per measured point, a
-// manifest naming the sweep's identity and points, and submit.sh.
+// manifest naming the sweep's identity and points, and submit.sh. What the
+// sweep file and the options put into a script is checked first (a label with
+// a newline would be a line of its own, run by the job), and the files are
+// written all or none through exclusive temporaries (OutputFiles).
 #include <cstdio>
 
 #include "core/config/json_read.h"
@@ -7,6 +10,7 @@
 #include "core/metrics/output_files.h"
 #include "core/sweep/slurm_folder.h"
 #include "core/sweep/sweep_results.h"
+#include "endtoend/cli_common.h"
 #include "endtoend/commands.h"
 #include "endtoend/point_process.h"
 #include "endtoend/slurm_sweep.h"
@@ -84,34 +88,58 @@ SlurmJob point_job(const Sweep& sweep, const SweepPoint& p, const fs::path& swee
   return job;
 }
 
-void add_text(OutputFiles& files, const fs::path& path, const std::string& text) {
-  files.add_file(path, [&](const fs::path& tmp) {
-    std::FILE* f = std::fopen(tmp.c_str(), "w");
-    if (f == nullptr || std::fputs(text.c_str(), f) < 0 || std::fclose(f) != 0)
-      throw std::runtime_error("cannot write " + tmp.string());
-    fs::permissions(tmp, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add);
-  });
+// Every value of the sweep or the options that would reach a script and
+// cannot, naming its field or option: a control character in an emitted
+// point's label or series (a comment line) or in the sweep file's path (the
+// command line); in the folder's path (the --output header), anything an
+// #SBATCH header cannot hold. The sweep's name is a file name (load_sweep).
+ConfigErrors script_value_problems(const Sweep& sweep, const EmitPlan& plan, const fs::path& dir) {
+  ConfigErrors e;
+  const auto check = [&e](const std::string& field, const std::string& value, const std::string& why) {
+    if (!why.empty()) e.push_back({field, field + " " + json_excerpt(json(value)) + ": " + why});
+  };
+  check("--emit-slurm", dir.string(), sbatch_value_problem(dir.string()));
+  check("FILE", fs::absolute(sweep.file).string(), control_character_problem(fs::absolute(sweep.file).string()));
+  for (const SweepPoint* p : plan.points) {
+    const std::string point = "points[" + std::to_string(p->index) + "] ";
+    check(point + "label (paper.label)", p->label, control_character_problem(p->label));
+    check(point + "series (paper.series)", p->series, control_character_problem(p->series));
+  }
+  return e;
 }
 
-// The jobs, the manifest and submit.sh, committed together.
-void write_jobs(const Sweep& sweep, const EmitPlan& plan, const fs::path& dir, const Launcher& launcher,
-                const SweepOptions& o) {
+// The folder's files and their text: a job per point, submit.sh, the
+// manifest. Rendered before anything is written: a value that no script may
+// hold throws SlurmScriptRefused here, with nothing made yet.
+using EmitFiles = std::vector<std::pair<fs::path, std::string>>;
+EmitFiles render_jobs(const Sweep& sweep, const EmitPlan& plan, const fs::path& dir, const Launcher& launcher,
+                      const SweepOptions& o) {
   const fs::path sweep_file = fs::absolute(sweep.file);
   json points = json::array();
   std::vector<std::string> scripts;
-  OutputFiles files;
+  EmitFiles files;
   for (const SweepPoint* p : plan.points) {
     const SlurmJob job = point_job(sweep, *p, sweep_file, dir, launcher, o);
     scripts.push_back(point_stem(p->index) + ".sbatch");
-    add_text(files, dir / scripts.back(), sbatch_script(job));
+    files.emplace_back(dir / scripts.back(), sbatch_script(job));
     points.push_back({{"index", p->index}, {"key", point_key(sweep, *p, ResultMode::measured)},
                       {"series", p->series}, {"label", p->label}, {"ranks", job.shape.ranks},
                       {"nodes", job.shape.nodes}, {"script", scripts.back()}});
   }
-  add_text(files, dir / "submit.sh", submit_script(scripts));
-  files.add(manifest_path(dir), {{"schema", kSlurmManifestSchema}, {"identity", identity_json(sweep_identity(sweep))},
-                                 {"file", sweep_file.string()}, {"launcher", launcher.spec()},
-                                 {"points", points}, {"not_emitted", plan.left_out}});
+  files.emplace_back(dir / "submit.sh", submit_script(scripts));
+  const json manifest = {{"schema", kSlurmManifestSchema}, {"identity", identity_json(sweep_identity(sweep))},
+                         {"file", sweep_file.string()},    {"launcher", launcher.spec()},
+                         {"points", points},               {"not_emitted", plan.left_out}};
+  files.emplace_back(manifest_path(dir), manifest.dump(2) + "\n");
+  return files;
+}
+
+// Every file through an exclusive temporary in the folder, renamed into place
+// together or none (OutputFiles): an entry of the folder that is a link, a
+// FIFO or a folder is refused, never written through.
+void write_jobs(const EmitFiles& texts) {
+  OutputFiles files;
+  for (const auto& [path, text] : texts) files.add_text(path, text);
   files.commit();
 }
 
@@ -129,13 +157,14 @@ int emit_slurm(const SweepOptions& options) {
   if (why.empty() && plan.points.empty())
     why = "the sweep has no point to measure (" + std::to_string(plan.projected) +
           " projected: they need no cluster, run `ptdp sweep FILE --mode project`)";
-  if (!why.empty()) {
-    std::fprintf(stderr, "ptdp sweep: --emit-slurm %s: %s\n", dir.c_str(), why.c_str());
-    return kExitRefused;
-  }
+  const ConfigErrors bad = script_value_problems(*sweep, plan, dir);
+  if (!bad.empty()) print_refused("sweep", bad);
+  if (!why.empty()) std::fprintf(stderr, "ptdp sweep: --emit-slurm %s: %s\n", dir.c_str(), why.c_str());
+  if (!bad.empty() || !why.empty()) return kExitRefused;
   try {
+    const EmitFiles texts = render_jobs(*sweep, plan, dir, *launcher, options);
     fs::create_directories(dir);
-    write_jobs(*sweep, plan, dir, *launcher, options);
+    write_jobs(texts);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ptdp sweep: --emit-slurm %s: %s\n", dir.c_str(), e.what());
     return kExitRefused;

@@ -9,6 +9,7 @@
 #include "core/metrics/output_files.h"
 #include "core/sweep/slurm_folder.h"
 #include "endtoend/commands.h"
+#include "endtoend/option_ranges.h"
 #include "endtoend/point_process.h"
 
 namespace ptdp::cli {
@@ -60,12 +61,14 @@ Command add_sweep_slurm_point_command(CLI::App& app) {
                                                           "(what `ptdp sweep --emit-slurm` jobs run)");
   sub->group("");  // internal: hidden from the help
   sub->add_option("file", a->sweep.file, "Sweep JSON")->required()->check(CLI::ExistingFile);
-  sub->add_option("--point", a->point, "Point index")->required();
+  sub->add_option("--point", a->point, "Point index")->required()->check(integer_in(0, kMaxSweepPointsLimit));
   sub->add_option("--out", a->out, "The point's result (DIR/point-N.json)")->required();
   sub->add_option("--launcher", a->sweep.launcher, "How the point's ranks start (as ptdp sweep --launcher)")
       ->required();
-  sub->add_option("--timeout", a->sweep.timeout_s, "Seconds the point may take");
-  sub->add_option("--max-points", a->sweep.max_points, "The sweep's --max-points");
+  sub->add_option("--timeout", a->sweep.timeout_s, "Seconds the point may take")
+      ->check(number_in(kMinPointTimeoutS, kMaxPointTimeoutS));
+  sub->add_option("--max-points", a->sweep.max_points, "The sweep's --max-points")
+      ->check(integer_in(1, kMaxSweepPointsLimit));
   return {sub, [a] { return run_slurm_point(*a); }};
 }
 

@@ -11,6 +11,7 @@
 #include "core/metrics/result_io.h"
 #include "core/sweep/project_point.h"
 #include "endtoend/commands.h"
+#include "endtoend/option_ranges.h"
 #include "endtoend/slurm_sweep.h"
 #include "endtoend/sweep_runner.h"
 
@@ -58,12 +59,13 @@ Command add_sweep_command(CLI::App& app) {
   sub->add_option("--out", o->out, "Results file (default results/<name>.json); an existing one is resumed");
   sub->add_option("--jobs", o->jobs, "Projections run in parallel (measurements run one at a time)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--timeout", o->timeout_s, "Seconds a point may take (default 120 projected, 1800 measured)");
+      ->check(integer_in(1, kMaxJobs));
+  sub->add_option("--timeout", o->timeout_s, "Seconds a point may take (default 120 projected, 1800 measured)")
+      ->check(number_in(kMinPointTimeoutS, kMaxPointTimeoutS));
   sub->add_option("--max-ranks", o->max_ranks,
                   "Most ranks a measured point may use (default: the Slurm allocation's SLURM_NTASKS inside one, else "
                   "8 for CPU points); a point needing more is recorded as refused")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, kMaxRanks));
   sub->add_option("--launcher", o->launcher,
                   "How measured points start their ranks: mpirun (default; srun with --emit-slurm), srun, or a "
                   "template with {ranks}, {nodes}, {ranks_per_node}, {gpus_per_node} and {cmd}, e.g. "
@@ -77,12 +79,15 @@ Command add_sweep_command(CLI::App& app) {
   sub->add_option("--max-points", o->max_points,
                   "Refuse a sweep that expands to more points than this (counted before expanding)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--point-delay-ms", o->delay_ms, "Testing aid: each projected point waits this long first");
-  sub->add_option("--crash-point", o->crash_point, "Testing aid: the process of this point index crashes");
+      ->check(integer_in(1, kMaxSweepPointsLimit));
+  sub->add_option("--point-delay-ms", o->delay_ms, "Testing aid: each projected point waits this long first")
+      ->check(integer_in(0, kMaxDelayMs));
+  sub->add_option("--crash-point", o->crash_point, "Testing aid: the process of this point index crashes")
+      ->check(integer_in(0, kMaxSweepPointsLimit));
   sub->add_option("--oom-point", o->oom_point,
                   "Testing aid: this point runs out of memory (a measured point's last rank in its device allocator, a "
-                  "projected point in a host allocation)");
+                  "projected point in a host allocation)")
+      ->check(integer_in(0, kMaxSweepPointsLimit));
   return {sub, [o, mode] {
             if (!mode->empty()) o->mode = sweep_mode_from_string(*mode);
             if (!o->emit_slurm.empty()) return emit_slurm(*o);
@@ -96,10 +101,11 @@ Command add_sweep_point_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("sweep-point", "Project one point of a sweep (used by `ptdp sweep`)");
   sub->group("");  // internal: hidden from the help
   sub->add_option("file", a->file, "Sweep JSON")->required()->check(CLI::ExistingFile);
-  sub->add_option("--point", a->point, "Point index")->required();
+  sub->add_option("--point", a->point, "Point index")->required()->check(integer_in(0, kMaxSweepPointsLimit));
   sub->add_option("--out", a->out, "Outcome JSON")->required();
-  sub->add_option("--delay-ms", a->delay_ms, "Wait this long first (testing aid)");
-  sub->add_option("--max-points", a->max_points, "The sweep's --max-points");
+  sub->add_option("--delay-ms", a->delay_ms, "Wait this long first (testing aid)")->check(integer_in(0, kMaxDelayMs));
+  sub->add_option("--max-points", a->max_points, "The sweep's --max-points")
+      ->check(integer_in(1, kMaxSweepPointsLimit));
   sub->add_flag("--crash", a->crash, "Crash (testing aid)");
   sub->add_flag("--throw", a->throws, "Throw an exception no command handles (testing aid)");
   sub->add_flag("--bad-alloc", a->bad_alloc, "Fail a host allocation (testing aid)");

@@ -18,6 +18,7 @@
 #include "core/tensor/allocator.h"
 #include "endtoend/cli_common.h"
 #include "endtoend/commands.h"
+#include "endtoend/option_ranges.h"
 #include "endtoend/train_checkpoint.h"
 #include "endtoend/train_memory.h"
 #include "endtoend/train_run.h"
@@ -29,8 +30,7 @@ namespace {
 // Input problems beyond the config's own rules: options and device.
 ConfigErrors check_train_args(const TrainArgs& a, const Config& cfg) {
   ConfigErrors e;
-  if (a.iterations < 1) e.push_back({"--iterations", "--iterations must be at least 1"});
-  if (a.warmup < 0 || a.warmup >= a.iterations)
+  if (a.warmup >= a.iterations)
     e.push_back({"--warmup", "--warmup=" + std::to_string(a.warmup) + " must be in [0, --iterations) so that some "
                              "iterations are timed"});
   for (auto& err : check_runnable(a.device, cfg)) e.push_back(std::move(err));
@@ -39,14 +39,11 @@ ConfigErrors check_train_args(const TrainArgs& a, const Config& cfg) {
                                     " must be at least 256"});
   if (std::string why = a.data.empty() ? "" : text_source_problem(a.data, cfg.model.seq_len); !why.empty())
     e.push_back({"--data", why});  // empty, too short, a device or FIFO: before any work
-  if (!(a.comm_timeout_s > 0)) e.push_back({"--comm-timeout", "--comm-timeout must be positive"});
-  const std::optional<Fault> fault = parse_fault(a.fault);
-  if (!a.fault.empty() && !fault)
-    e.push_back({"--fault", "--fault=" + a.fault + " is not KIND:RANK:ITERATION with KIND kill, hang, oom, alloc or "
-                            "nan, nor slow:RANK:FACTOR with FACTOR a number >= 1"});
-  else if (fault && (fault->rank < 0 || fault->rank >= cfg.plan.world_size()))
-    e.push_back({"--fault", "--fault=" + a.fault + ": rank " + std::to_string(fault->rank) + " is not in the world of " +
-                            std::to_string(cfg.plan.world_size()) + " ranks"});
+  try {
+    (void)fault_of(a, cfg.plan.world_size());
+  } catch (const FaultRefused& err) {
+    e.push_back({"--fault", "--fault=" + a.fault + ": " + err.what()});
+  }
   for (const auto& [option, value] : {std::pair{"--init-hf", &a.init_hf}, {"--export-hf", &a.export_hf}})
     if (!value->empty())
       for (auto& err : hf_gpt2_block_problems(cfg.model, option)) e.push_back(std::move(err));
@@ -162,9 +159,13 @@ Command add_train_command(CLI::App& app) {
                   "machine at hand (cpu-host, or the GPU's profile by its name)")
       ->required()
       ->check(CLI::ExistingFile);
-  sub->add_option("--iterations", args->iterations, "Iterations to run, warm-up included")->capture_default_str();
-  sub->add_option("--warmup", args->warmup, "Leading iterations left out of the timing statistics")
-      ->capture_default_str();
+  sub->add_option("--iterations", args->iterations, "Iterations to run, warm-up included")
+      ->capture_default_str()
+      ->check(integer_in(1, kMaxIterations));
+  sub->add_option("--warmup", args->warmup, "Leading iterations left out of the timing statistics (fewer than "
+                                            "--iterations)")
+      ->capture_default_str()
+      ->check(integer_in(0, kMaxIterations));
   auto device = std::make_shared<std::string>("cpu");
   sub->add_option("--device", *device, "Backend: cpu (fp32) or cuda (bf16/fp16 as plan.precision; NCCL)")
       ->capture_default_str()
@@ -175,7 +176,8 @@ Command add_train_command(CLI::App& app) {
   sub->add_option("--trace", args->trace, "Write a Chrome trace of the last iteration (a track per rank)");
   sub->add_option("--comm-timeout", args->comm_timeout_s,
                   "Seconds any communication may wait before the job is aborted (a dead or silent peer)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(number_in(kMinCommTimeoutS, kMaxCommTimeoutS));
   sub->add_flag("--allow-oversubscribe-memory", args->allow_oversubscribe_memory,
                "Run a plan whose modelled memory exceeds the device's (host RAM on the CPU, the GPU's on CUDA); "
                "refused by default, before anything is allocated");
@@ -187,15 +189,19 @@ Command add_train_command(CLI::App& app) {
                   "After training, write the weights to this folder as a Hugging Face GPT-2 (config.json, "
                   "model.safetensors) with ptdp_check.json: a fixed batch and ptdp's loss on it");
   sub->add_option("--fault", args->fault,
-                  "Testing aid: KIND:RANK:ITERATION makes RANK die (kill), stop answering (hang), run out of device memory "
-                  "(oom), fail a host allocation (alloc: std::bad_alloc) "
-                  "or read a NaN loss (nan) at ITERATION, to check that the job ends instead of hanging; "
-                  "slow:RANK:FACTOR makes RANK's forwards and backwards take FACTOR (>= 1) times as long, "
-                  "a planted straggler for the summary to find");
+                  "Testing aid: KIND:RANK:ITERATION makes RANK (0 to ranks - 1) die (kill), stop answering (hang, "
+                  "2 ranks or more), run out of device memory (oom), fail a host allocation (alloc: std::bad_alloc) "
+                  "or read a NaN loss (nan) at ITERATION (0 to --iterations - 1), to check that the job ends instead "
+                  "of hanging; slow:RANK:FACTOR makes RANK's forwards and backwards take FACTOR (in (1, 100]) times "
+                  "as long, a planted straggler for the summary to find");
   sub->add_option("--save", args->save, "Save checkpoints into this folder (DIR/iter_NNNNNNN, DIR/latest; "
                                         "docs/checkpoint-format.md); at the last iteration and every --save-every");
-  sub->add_option("--save-every", args->save_every, "Also save after every N iterations")->capture_default_str();
-  sub->add_option("--keep", args->keep, "Keep only the newest K checkpoints in --save (0: all)")->capture_default_str();
+  sub->add_option("--save-every", args->save_every, "Also save after every N iterations")
+      ->capture_default_str()
+      ->check(integer_in(0, kMaxIterations));
+  sub->add_option("--keep", args->keep, "Keep only the newest K checkpoints in --save (0: all)")
+      ->capture_default_str()
+      ->check(integer_in(0, kMaxIterations));
   sub->add_flag("--overwrite", args->overwrite, "--save may replace another run's checkpoints in its folder");
   sub->add_option("--load", args->load, "Continue from this checkpoint (a --save folder: its latest; or one "
                                         "iter_* folder), in this config's (t, p, d) layout");

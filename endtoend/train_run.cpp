@@ -31,9 +31,8 @@ void inject(const std::optional<Fault>& fault, int rank, int iteration) {
   if (!fault || fault->rank != rank || fault->iteration != iteration || fault->kind == Fault::Kind::nan ||
       fault->kind == Fault::Kind::slow)
     return;
-  static constexpr const char* kName[] = {"kill", "hang", "oom", "alloc", "nan"};  // Fault::Kind order
-  std::fprintf(stderr, "ptdp train: rank %d: injected fault (%s) at iteration %d\n", rank,
-               kName[static_cast<int>(fault->kind)], iteration);
+  std::fprintf(stderr, "ptdp train: rank %d: injected fault (%s) at iteration %d\n", rank, fault_kind_name(fault->kind),
+               iteration);
   std::fflush(stderr);
   if (fault->kind == Fault::Kind::kill) std::raise(SIGKILL);
   if (fault->kind == Fault::Kind::oom) throw OutOfMemory("rank " + std::to_string(rank) + ": injected out of memory");
@@ -49,9 +48,8 @@ struct Diverged : std::runtime_error {
 
 // Rank 0's line per iteration; the faults a test asked for; the end of a run
 // whose loss became NaN or infinite (its figures would mean nothing).
-IterationHooks hooks(const Config& cfg, const TrainArgs& args, int rank) {
+IterationHooks hooks(const Config& cfg, const TrainArgs& args, int rank, const std::optional<Fault>& fault) {
   IterationHooks h;
-  const std::optional<Fault> fault = parse_fault(args.fault);
   h.before = [fault, rank](int it) { inject(fault, rank, it); };
   h.after = [&cfg, &args, rank, fault](int it, const IterationRecord& record) {
     IterationRecord rec = record;
@@ -126,24 +124,9 @@ void stage_hf_export(OutputFiles& files, const Config& cfg, const TrainArgs& arg
 
 }  // namespace
 
-std::optional<Fault> parse_fault(const std::string& text) {
-  Fault f;
-  char kind[8] = "";
-  char tail = 0;
-  if (text.rfind("slow:", 0) == 0) {
-    f.kind = Fault::Kind::slow;
-    const bool read = std::sscanf(text.c_str(), "slow:%d:%lf%c", &f.rank, &f.factor, &tail) == 2;
-    if (!read || !std::isfinite(f.factor) || f.factor < 1) return std::nullopt;
-    return f;
-  }
-  if (std::sscanf(text.c_str(), "%7[a-z]:%d:%d%c", kind, &f.rank, &f.iteration, &tail) != 3) return std::nullopt;
-  const std::string k = kind;
-  if (k == "kill") f.kind = Fault::Kind::kill;
-  else if (k == "oom") f.kind = Fault::Kind::oom;
-  else if (k == "alloc") f.kind = Fault::Kind::alloc;
-  else if (k == "nan") f.kind = Fault::Kind::nan;
-  else if (k != "hang") return std::nullopt;
-  return f;
+std::optional<Fault> fault_of(const TrainArgs& args, int ranks) {
+  if (args.fault.empty()) return std::nullopt;
+  return parse_fault(args.fault, ranks, args.iterations);
 }
 
 int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& world, const std::string& mpi_version,
@@ -159,7 +142,8 @@ int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& wor
   InitialWeights start;
   if (initial != nullptr) start = [&](RankModel& model) { load_full_params(model, ops, *initial); };
   Trainer trainer(cfg, ops, groups, *data, start);
-  if (const auto fault = parse_fault(args.fault); fault && fault->kind == Fault::Kind::slow && fault->rank == world.rank())
+  const std::optional<Fault> fault = fault_of(args, world.size());
+  if (fault && fault->kind == Fault::Kind::slow && fault->rank == world.rank())
     trainer.set_compute_slowdown(fault->factor);
   if (root)
     std::printf("ptdp train: %lld parameters, t=%d p=%d d=%d v=%d, %s, m=%d, %d rank%s, %s, data: %s\n",
@@ -168,7 +152,7 @@ int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& wor
                 world.size() == 1 ? "" : "s", ops.name().c_str(), data->describe().c_str());
   CheckpointRun checkpoints(args, trainer, world, data->describe());
   const int first = checkpoints.load();
-  IterationHooks h = hooks(cfg, args, world.rank());
+  IterationHooks h = hooks(cfg, args, world.rank(), fault);
   h.after = [&checkpoints, report = h.after](int it, const IterationRecord& rec) {
     report(it, rec);
     checkpoints.after_iteration(it);

@@ -1,7 +1,6 @@
 // The body of `ptdp train` once every input has been accepted: build the
 // backend, train, gather per-rank figures to rank 0 and write the result.
 #pragma once
-#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -9,6 +8,7 @@
 #include "core/config/config.h"
 #include "core/config/hardware.h"
 #include "core/model/full_params.h"
+#include "core/runtime/fault_spec.h"
 
 namespace ptdp::cli {
 
@@ -21,7 +21,7 @@ struct TrainArgs {
   std::string data;
   std::string trace;
   double comm_timeout_s = 60;
-  std::string fault;  // testing aid: "KIND:RANK:ITERATION", KIND kill, hang, oom, alloc or nan; or "slow:RANK:FACTOR"
+  std::string fault;  // testing aid (core/runtime/fault_spec.h): "KIND:RANK:ITERATION" or "slow:RANK:FACTOR"
   bool allow_oversubscribe_memory = false;  // run a plan the memory model says cannot fit the device
   std::string save;     // checkpoint directory (docs/checkpoint-format.md); empty: no saves
   int save_every = 0;   // iterations between saves (0: at the end only)
@@ -32,19 +32,9 @@ struct TrainArgs {
   std::string export_hf;  // write the trained weights as a Hugging Face GPT-2 to this folder
 };
 
-// A parsed --fault: which rank fails how, at which iteration.
-struct Fault {
-  // oom: throw OutOfMemory (the tensor allocator's); alloc: throw std::bad_alloc (any other allocation);
-  // nan: the iteration's loss reads NaN on every rank (the loss is all-reduced, so RANK plays no part);
-  // slow: RANK's forwards and backwards take `factor` times as long, every iteration (a planted straggler)
-  enum class Kind : std::uint8_t { kill, hang, oom, alloc, nan, slow } kind = Kind::hang;
-  int rank = 0;
-  int iteration = 0;  // not slow
-  double factor = 1;  // slow only
-};
-// The fault `text` asks for, or none when it is not one of the forms above
-// (a slow FACTOR below 1 or not finite included); RANK is the caller's to check.
-std::optional<Fault> parse_fault(const std::string& text);
+// The fault --fault asks for in a job of `ranks` ranks (core/runtime/fault_spec.h),
+// or none when it asks for none. Throws FaultRefused naming the part.
+std::optional<Fault> fault_of(const TrainArgs& args, int ranks);
 
 // Trains on `world`'s ranks, from `initial` when given (full weights, each
 // rank takes its shard); rank 0 prints progress and writes the files.

@@ -8,7 +8,8 @@
 # crashed, hung or ran out of memory.
 #
 #   scripts/fuzz.sh [--minutes N] [--parallel K] [TARGET...]
-#     TARGET: config machine sweep result compare manifest safetensors (default: all); K targets at a time (default 1).
+#     TARGET: config machine sweep result compare manifest safetensors launcher fault slurm_script
+#     (default: all); K targets at a time (default 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,7 +24,7 @@ while [ $# -gt 0 ]; do
     *) targets+=("$1"); shift ;;
   esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(config machine sweep result compare manifest safetensors)
+[ ${#targets[@]} -gt 0 ] || targets=(config machine sweep result compare manifest safetensors launcher fault slurm_script)
 
 # The seed folders of each target, besides its own grown corpus (libFuzzer
 # reads every folder given and writes new entries to the first only).
@@ -36,7 +37,10 @@ seeds() {
     compare) echo tests/corpus/compare tests/corpus/result tests/corpus/sweep_results tests/corpus/any ;;
     manifest) echo tests/corpus/manifest tests/corpus/any ;;
     safetensors) echo tests/corpus/safetensors ;;
-    *) echo "fuzz: unknown target $1 (config machine sweep result compare manifest safetensors)" >&2; return 1 ;;
+    launcher) echo tests/corpus/launcher ;;
+    fault) echo tests/corpus/fault ;;
+    slurm_script) echo tests/corpus/launcher tests/corpus/fault ;;
+    *) echo "fuzz: unknown target $1 (config machine sweep result compare manifest safetensors launcher fault slurm_script)" >&2; return 1 ;;
   esac
 }
 for t in "${targets[@]}"; do seeds "$t" >/dev/null; done

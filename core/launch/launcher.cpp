@@ -6,8 +6,11 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdio>
 #include <string_view>
 #include <thread>
+
+#include "core/config/json_read.h"
 
 namespace ptdp {
 
@@ -23,17 +26,44 @@ std::string known_list() {
   return out;
 }
 
-// The placeholders of a template, in order; throws for one that is not known or not closed.
+// The template as messages show it: quoted, control characters escaped, cut short.
+std::string shown(const std::string& text) { return json_excerpt(nlohmann::json(text)); }
+
+// "" when the shell reads position `at` of `text` unquoted, else where it stands.
+std::string quoting_at(const std::string& text, std::size_t at) {
+  char quote = 0;  // the quote open here: '\'', '"' or none
+  for (std::size_t i = 0; i < at; ++i) {
+    const char c = text[i];
+    if (quote == '\'') {
+      if (c == '\'') quote = 0;
+    } else if (c == '\\') {
+      if (i + 1 == at) return "after a backslash";
+      ++i;
+    } else if (quote == '"') {
+      if (c == '"') quote = 0;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    }
+  }
+  return quote == '\'' ? "inside single quotes" : quote == '"' ? "inside double quotes" : "";
+}
+
+// The placeholders of a template, in order; throws for one that is not known,
+// not closed, or quoted (where the quoting of what is substituted would not hold).
 std::vector<std::string> placeholders(const std::string& text) {
   std::vector<std::string> found;
   for (std::size_t open = text.find('{'); open != std::string::npos; open = text.find('{', open + 1)) {
     const std::size_t close = text.find('}', open);
+    const std::string where = "launcher template " + shown(text) + ": ";
     if (close == std::string::npos)
-      throw LauncherRefused("launcher template \"" + text + "\": '{' at " + std::to_string(open) + " is not closed");
+      throw LauncherRefused(where + "'{' at " + std::to_string(open) + " is not closed");
     const std::string name = text.substr(open + 1, close - open - 1);
     if (std::find(kPlaceholders.begin(), kPlaceholders.end(), name) == kPlaceholders.end())
-      throw LauncherRefused("launcher template \"" + text + "\": unknown placeholder {" + name + "}; known: " +
-                            known_list());
+      throw LauncherRefused(where + "unknown placeholder {" + cut_text(name, 40) + "}; known: " + known_list());
+    if (const std::string quoting = quoting_at(text, open); !quoting.empty())
+      throw LauncherRefused(where + "{" + name + "} at " + std::to_string(open) + " is " + quoting +
+                            "; write placeholders unquoted: ptdp quotes what it puts there, and quotes around it "
+                            "would let the shell read the command as code");
     found.push_back(name);
   }
   return found;
@@ -71,9 +101,15 @@ Launcher Launcher::parse(const std::string& text, const std::string& mpiexec) {
     l.name_ = "template";
     l.template_ = text;
   }
+  if (text.size() > kMaxTemplateBytes)
+    throw LauncherRefused("launcher template " + shown(text) + ": " + std::to_string(text.size()) +
+                          " bytes, more than the " + std::to_string(kMaxTemplateBytes) + " a launcher line may hold");
+  if (const std::string why = control_character_problem(text); !why.empty())
+    throw LauncherRefused("launcher template " + shown(text) + ": " + why + "; a template is one line");
   const std::vector<std::string> used = placeholders(l.template_);
   if (std::count(used.begin(), used.end(), "cmd") != 1)
-    throw LauncherRefused("launcher template \"" + text + "\": must hold {cmd} exactly once (where the ptdp command goes)");
+    throw LauncherRefused("launcher template " + shown(text) +
+                          ": must hold {cmd} exactly once (where the ptdp command goes)");
   return l;
 }
 
@@ -94,6 +130,17 @@ std::string Launcher::command_line(const LaunchShape& shape, const std::vector<s
     at = close + 1;
   }
   return out + template_.substr(at);
+}
+
+std::string control_character_problem(const std::string& text) {
+  const auto bad = std::find_if(text.begin(), text.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u == 0x7f;
+  });
+  if (bad == text.end()) return "";
+  char code[8];
+  std::snprintf(code, sizeof code, "0x%02x", static_cast<unsigned>(static_cast<unsigned char>(*bad)));
+  return std::string("holds a control character (") + code + ") at byte " + std::to_string(bad - text.begin());
 }
 
 std::string shell_quote(const std::string& word) {

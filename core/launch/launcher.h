@@ -14,8 +14,13 @@
 // runs a single-rank command directly; "srun" is
 // `srun --nodes={nodes} --ntasks={ranks} --ntasks-per-node={ranks_per_node} {cmd}`.
 // Anything else is a template; it must hold {cmd}, and `{name}` other than the
-// five above is refused.
+// five above is refused. The template is the user's own shell text, but what
+// ptdp substitutes into it is data: numbers, and the command with each word
+// shell-quoted. So a template is one line (no control characters, at most
+// kMaxTemplateBytes) and every placeholder stands outside quotes and after no
+// backslash, where the quoting holds (inside "..." a quoted `$(...)` would run).
 #pragma once
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -23,6 +28,9 @@
 #include "core/config/machine.h"
 
 namespace ptdp {
+
+// The longest template taken: a site's launcher line, not a script.
+inline constexpr std::size_t kMaxTemplateBytes = 4096;
 
 // The numbers a template's placeholders take.
 struct LaunchShape {
@@ -53,6 +61,11 @@ class Launcher {
  private:
   std::string name_, template_, mpiexec_;
 };
+
+// Why `text` cannot stand on one line of a script or command line, or "": it
+// holds a control character (a newline would end the line, and what follows it
+// would run as a command of its own). Names the first one and where it is.
+std::string control_character_problem(const std::string& text);
 
 // `word` quoted for a POSIX shell (unchanged when it needs no quotes).
 std::string shell_quote(const std::string& word);

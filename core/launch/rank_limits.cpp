@@ -1,16 +1,15 @@
 // The ranks a measured point may use, and the reason when it needs more.
 #include "core/launch/rank_limits.h"
 
-#include <cstdlib>
+#include "core/config/number_text.h"
 
 namespace ptdp {
 
 std::optional<int> allocation_ranks(const char* slurm_ntasks) {
-  if (slurm_ntasks == nullptr || *slurm_ntasks == '\0') return std::nullopt;
-  char* end = nullptr;
-  const long n = std::strtol(slurm_ntasks, &end, 10);
-  if (*end != '\0' || n <= 0 || n > 1 << 24) return std::nullopt;
-  return static_cast<int>(n);
+  if (slurm_ntasks == nullptr) return std::nullopt;
+  const std::optional<std::int64_t> n = read_integer(slurm_ntasks);
+  if (!n || *n <= 0 || *n > 1 << 24) return std::nullopt;
+  return static_cast<int>(*n);
 }
 
 std::string measure_refusal(const Config& config, const RankLimits& limits) {
