@@ -8,7 +8,7 @@
 # crashed, hung or ran out of memory.
 #
 #   scripts/fuzz.sh [--minutes N] [--parallel K] [TARGET...]
-#     TARGET: config machine sweep result compare (default: all); K targets at a time (default 1).
+#     TARGET: config machine sweep result compare benchmarks slurm_manifest (default: all); K targets at a time (default 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,7 +23,7 @@ while [ $# -gt 0 ]; do
     *) targets+=("$1"); shift ;;
   esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(config machine sweep result compare)
+[ ${#targets[@]} -gt 0 ] || targets=(config machine sweep result compare benchmarks slurm_manifest)
 
 # The seed folders of each target, besides its own grown corpus (libFuzzer
 # reads every folder given and writes new entries to the first only).
@@ -34,7 +34,9 @@ seeds() {
     sweep) echo tests/corpus/sweep tests/corpus/any sweeps ;;
     result) echo tests/corpus/result tests/corpus/sweep_results tests/corpus/any results/closure ;;
     compare) echo tests/corpus/compare tests/corpus/result tests/corpus/sweep_results tests/corpus/any ;;
-    *) echo "fuzz: unknown target $1 (config machine sweep result compare)" >&2; return 1 ;;
+    benchmarks) echo tests/corpus/benchmarks tests/corpus/any results/microbench/cpu-host ;;
+    slurm_manifest) echo tests/corpus/slurm_manifest tests/corpus/any ;;
+    *) echo "fuzz: unknown target $1 (config machine sweep result compare benchmarks slurm_manifest)" >&2; return 1 ;;
   esac
 }
 for t in "${targets[@]}"; do seeds "$t" >/dev/null; done
