@@ -114,6 +114,8 @@ std::vector<JunitCase> junit_cases(const Comparison& c) {
                      std::string("not compared: ") + to_string(m.base_mode) + " in BASE, " + to_string(m.new_mode) +
                          " in NEW",
                      ""});
+  for (const auto& d : c.only_in_base)
+    cases.push_back({d, "compare", 0, "dropped: in BASE, not in NEW", std::nullopt, ""});
   for (const auto& u : c.unusable) {
     const auto cut = u.find("): ");  // "LABEL (MODE): WHY"
     cases.push_back({u.substr(0, cut == std::string::npos ? u.size() : cut + 1), "compare", 0, std::nullopt,
@@ -137,7 +139,11 @@ void print_summary(const Comparison& c) {
   std::printf("; noise test at alpha %g\n", c.alpha);
 }
 
-int exit_status(const Comparison& c) {
+// The verdict: 2 when the gate cannot judge (modes, unusable pairs, nothing
+// matched), 1 when NEW dropped an entry of BASE or a pair regressed, else 0.
+int exit_status(const Comparison& c, const CompareArgs& args) {
+  if (!c.mode_differs.empty() || !c.unusable.empty() || !c.only_in_base.empty())
+    std::fprintf(stderr, "ptdp compare: BASE is %s, NEW is %s\n", args.base.c_str(), args.now.c_str());
   for (const auto& m : c.mode_differs)
     std::fprintf(stderr, "ptdp compare: %s is %s in BASE but %s in NEW; a %s result is never compared with a %s one\n",
                  m.label.c_str(), to_string(m.base_mode), to_string(m.new_mode), to_string(m.base_mode), to_string(m.new_mode));
@@ -148,7 +154,9 @@ int exit_status(const Comparison& c) {
     std::fprintf(stderr, "ptdp compare: no configuration of NEW matches one of BASE; nothing was compared\n");
     return kExitRefused;
   }
-  return c.regressions > 0 ? kExitFailed : kExitOk;
+  for (const auto& d : c.only_in_base)  // a point that vanished is never "0 regressed" either
+    std::fprintf(stderr, "ptdp compare: %s is in BASE but not in NEW: dropped\n", d.c_str());
+  return c.regressions > 0 || !c.only_in_base.empty() ? kExitFailed : kExitOk;
 }
 
 int run(const CompareArgs& args) {
@@ -181,7 +189,7 @@ int run(const CompareArgs& args) {
     std::fprintf(stderr, "ptdp compare: writing the outputs: %s\n", e.what());
     return kExitFailed;
   }
-  return exit_status(c);
+  return exit_status(c, args);
 }
 
 }  // namespace
@@ -194,15 +202,20 @@ Command add_compare_command(CLI::App& app) {
       "Inputs: ptdp.result/2 or ptdp.sweep-results/1 files. Matched by configuration: sweep points by (sweep name, "
       "mode, overrides), single runs by (mode, model, plan, machine name). A pair regresses when model TFLOP/s per "
       "GPU drops, or median iteration time grows, by more than --threshold percent; memory and bubble are reported, "
-      "not gated. Entries on one side only are listed, not errors. A configuration measured on one side and projected "
-      "on the other is never compared.\nNoise: a pair regresses only when it is beyond the threshold and a "
+      "not gated. An entry of BASE that NEW lacks was dropped and fails the gate; one only in NEW is listed. A "
+      "configuration measured on one side and projected on the other is never compared. Neither file may repeat a "
+      "configuration, nor file a result under another mode than its own.\nPlausibility: each side's TFLOP/s (at most "
+      "1e6), median iteration and samples (at most 1e6 s) must be finite, positive and not denormal, the median its "
+      "samples' median, the TFLOP/s flops_per_iteration.model / (t·p·d · median), and no iteration faster than those "
+      "FLOPs allow at the machine's peak; the pair's layouts (plan sizes, schedule, recompute, precision; model shape) "
+      "and labels must agree, and overrides that differ only in JSON types are a change, not a new point.\nNoise: a pair regresses only when it is beyond the threshold and a "
       "one-sided Mann-Whitney U test on the iteration-time samples (metrics.iteration_s.samples; exact up to 20 "
       "a side) gives p <= --alpha and NEW's median is above BASE's upper fence (q3 + 1.5 IQR). With too few samples for p to reach alpha (1/C(m+n,n): 3 a side at 0.05) or a "
       "projection's single value, the threshold alone decides and the row says so. --junit writes one test case "
-      "per configuration (failed: regressed; skipped: cannot be judged).\nExit status: 0 no regression, 1 a "
-      "regression, 2 unreadable or malformed input, a configuration whose mode differs, a gated figure missing, "
-      "null, non-numeric, non-finite or not positive on either side, a sweep point that failed or has no result, or "
-      "nothing matched.");
+      "per configuration (failed: regressed or dropped; skipped: cannot be judged).\nExit status: 0 no regression, "
+      "1 a regression or a dropped entry, 2 unreadable or malformed input, a configuration whose mode differs, a "
+      "figure that is not plausible on either side, layouts or labels that differ, re-typed overrides, a sweep point "
+      "that failed or has no result, or nothing matched.");
   sub->add_option("BASE", args->base, "The reference result file")->required()->check(CLI::ExistingFile);
   sub->add_option("NEW", args->now, "The result file to check against BASE")->required()->check(CLI::ExistingFile);
   add_gate_options(*sub, args->threshold, args->alpha);

@@ -3,15 +3,17 @@
 // neighbours (core/metrics/history.h decides what is flagged), one line per
 // commit and configuration, and a plot drawn by report/plot_history.py
 // (Python only draws what it is given).
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
-#include <unistd.h>
 
 #include "core/config/data_root.h"
 #include "core/metrics/history.h"
@@ -63,12 +65,36 @@ std::string read_text(const std::filesystem::path& file) {
   return text.str();
 }
 
+// A folder of this process's own in the temp folder, made by mkdtemp
+// (exclusively, mode 0700, an unpredictable name): no link planted there
+// beforehand can redirect a write into it. Removed, with what it holds, when
+// destroyed.
+class ScratchFolder {
+ public:
+  explicit ScratchFolder(const std::string& prefix) {
+    std::string name = (std::filesystem::temp_directory_path() / (prefix + "XXXXXX")).string();
+    if (::mkdtemp(name.data()) == nullptr)
+      throw std::runtime_error("cannot create a scratch folder " + name + ": " + std::strerror(errno));
+    path_ = name;
+  }
+  ~ScratchFolder() {
+    std::error_code ignored;  // a destructor must not throw; the folder is the temp folder's to clean
+    std::filesystem::remove_all(path_, ignored);
+  }
+  ScratchFolder(const ScratchFolder&) = delete;
+  ScratchFolder& operator=(const ScratchFolder&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
 // Runs report/plot_history.py on `data` to write the PNG at `png`; throws
-// with the script's output when it fails.
+// with the script's output when it fails. Its input and log live in a
+// scratch folder of this run's own.
 void draw(const std::string& python, const nlohmann::json& data, const std::filesystem::path& png) {
-  const auto scratch = std::filesystem::temp_directory_path() / ("ptdp-history-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(scratch);
-  const auto input = scratch / "history.json", log = scratch / "plot.log";
+  const ScratchFolder scratch("ptdp-history-");
+  const auto input = scratch.path() / "history.json", log = scratch.path() / "plot.log";
   write_json_atomic(input, data);
   int status = 0;
   {
@@ -76,20 +102,24 @@ void draw(const std::string& python, const nlohmann::json& data, const std::file
                       log);
     while (!plot.poll(status)) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  const std::string output = read_text(log);
-  std::filesystem::remove_all(scratch);
   if (status != 0)
-    throw std::runtime_error(python + " report/plot_history.py exited with " + std::to_string(status) + ": " + output);
+    throw std::runtime_error(python + " report/plot_history.py exited with " + std::to_string(status) + ": " +
+                             read_text(log));
 }
 
-int run(const HistoryArgs& args) {
-  if (const ConfigErrors bad = check_outputs({{"--out", args.out}, {"--json", args.json}}); !bad.empty()) {
-    print_refused("history", bad);
-    return kExitRefused;
-  }
-  History h;
+// The history of DIR's results; its outputs checked against them first, so
+// neither --out nor --json ever replaces a file it reads. Exit status, or -1
+// with `h` filled.
+int read_history(const HistoryArgs& args, History& h) {
   try {
-    h = build_history(load_history_folder(args.dir), args.metric, args.threshold, args.alpha);
+    const std::vector<std::filesystem::path> paths = history_files(args.dir);
+    std::vector<OutputOption> inputs;
+    for (const auto& p : paths) inputs.push_back({"DIR", p.string()});
+    if (const ConfigErrors bad = check_outputs({{"--out", args.out}, {"--json", args.json}}, inputs); !bad.empty()) {
+      print_refused("history", bad);
+      return kExitRefused;
+    }
+    h = build_history(load_history_files(paths), args.metric, args.threshold, args.alpha);
   } catch (const std::invalid_argument& e) {  // the metric no file has
     std::fprintf(stderr, "ptdp history: --metric %s: %s in %s\n", args.metric.c_str(), e.what(), args.dir.c_str());
     return kExitRefused;
@@ -97,6 +127,12 @@ int run(const HistoryArgs& args) {
     std::fprintf(stderr, "ptdp history: %s\n", e.what());
     return kExitRefused;
   }
+  return -1;
+}
+
+int run(const HistoryArgs& args) {
+  History h;
+  if (const int status = read_history(args, h); status >= 0) return status;
   print_history(h);
   try {
     OutputFiles files;  // the plot and the JSON together, or neither
@@ -122,7 +158,7 @@ Command add_history_command(CLI::App& app) {
       "not a time: name them so that they sort by time, e.g. 20261127T1800Z-COMMIT.json). Each configuration is "
       "gated against its previous file with `ptdp compare`'s rule (threshold and noise test). One line per file and "
       "configuration.\nExit status: 0 written (flagged commits are reported, not failed), 1 the plot could not be "
-      "drawn, 2 an unreadable folder or file, or a metric no file has.");
+      "drawn, 2 an unreadable folder or file, an output that is one of DIR's files, or a metric no file has.");
   sub->add_option("DIR", args->dir, "Folder of result files")->required()->check(CLI::ExistingDirectory);
   sub->add_option("--metric", args->metric, "The figure to follow: a path under metrics, dotted")->capture_default_str();
   sub->add_option("--out", args->out, "Draw the plot to this PNG (matplotlib, through --python)");

@@ -123,6 +123,8 @@ int run(const ProjectArgs& args) {
   std::unique_ptr<Calibration> calibration;
   try {
     if (!args.calibration.empty()) calibration = std::make_unique<Calibration>(Calibration::load(args.calibration));
+    if (const std::string why = calibration ? calibration->machine_mismatch(cfg.machine.name) : ""; !why.empty())
+      throw std::runtime_error(why);
     Projection proj;
     nlohmann::json search;
     if (args.search || args.search_split || args.search_uneven || args.search_tp_overlap) {

@@ -63,6 +63,8 @@ int run(SliceArgs args) {
   std::unique_ptr<Calibration> calibration;
   try {
     if (!args.calibration.empty()) calibration = std::make_unique<Calibration>(Calibration::load(args.calibration));
+    if (const std::string why = calibration ? calibration->machine_mismatch(cfg.machine.name) : ""; !why.empty())
+      throw std::runtime_error(why);
     if (args.stage == "heaviest") args.options.stage = heaviest_stage(cfg, calibration.get());
   } catch (const std::runtime_error& e) {
     std::fprintf(stderr, "ptdp slice: %s\n", e.what());

@@ -1,7 +1,9 @@
 // `ptdp sweep FILE --collect DIR --out RESULT`: what the emitted Slurm jobs
 // wrote, merged into the ordinary sweep results file through the runner's own
 // point_record, so the report and `ptdp compare` read it unchanged. Collecting
-// again merges what finished since and leaves the file as it was otherwise.
+// again merges what finished since and leaves the file as it was otherwise. A
+// result of another sweep file, commit, point, mode or layout, or with figures
+// no run can have (result_problem), is recorded as refused, not merged.
 #include <cstdio>
 
 #include "core/config/json_read.h"
@@ -17,32 +19,14 @@ using nlohmann::json;
 
 namespace {
 
-// The point indices of DIR's manifest, which must be of `sweep`; throws JsonRefused.
-std::vector<int> manifest_points(const fs::path& dir, const Sweep& sweep) {
-  const json doc = read_json_file(manifest_path(dir));
-  const JsonAt m(doc, manifest_path(dir).string());
-  if (m.object().get<std::string>("schema", "") != kSlurmManifestSchema)
-    m.refuse("is not a manifest of ptdp Slurm jobs (\"schema\": \"" + std::string(kSlurmManifestSchema) + "\")");
-  const std::string name = read_identity(m.at("identity")).name;
-  if (name != sweep.name) m.refuse("holds the Slurm jobs of sweep \"" + name + "\", not \"" + sweep.name + "\"");
-  std::vector<int> indices;
-  for (const JsonAt& p : m.at("points").elements()) {
-    const int index = p.at("index").get<int>();
-    if (index < 0 || index >= static_cast<int>(sweep.points.size()))
-      p.refuse("point " + std::to_string(index) + " is not a point of " + sweep.file.string() +
-               " (the file changed since --emit-slurm: emit again)");
-    indices.push_back(index);
-  }
-  return indices;
-}
-
 struct Tally {
   int ok = 0, failed = 0, missing = 0, mismatched = 0, rejected = 0;
 };
 
-// What point `index`'s job left in `dir`, or nothing to keep the record `previous` already holds.
-std::optional<PointRun> collected_run(const fs::path& dir, int index, const SweepIdentity& here,
+// What `point`'s job left in `dir`, or nothing to keep the record `previous` already holds.
+std::optional<PointRun> collected_run(const fs::path& dir, const SweepPoint& point, const SweepIdentity& here,
                                       const json* previous, Tally& tally) {
+  const int index = point.index;
   const fs::path file = point_result_path(dir, index);
   std::error_code ec;
   if (!fs::exists(file, ec)) {
@@ -54,10 +38,11 @@ std::optional<PointRun> collected_run(const fs::path& dir, int index, const Swee
     const PointFile f = read_point_file(file);
     std::string why = identity_mismatch(here, f.identity);
     if (why.empty() && f.index != index) why = "another point: index " + std::to_string(f.index);
+    if (!why.empty()) why = "its result is from " + why;
+    else if (const std::string problem = result_problem(f, point); !problem.empty()) why = file.string() + ": " + problem;
     if (why.empty()) return f.run;
     ++tally.mismatched;
-    return PointRun{ResultMode::measured, PointStatus::refused, "not merged: its result is from " + why,
-                    f.run.seconds, nullptr};
+    return PointRun{ResultMode::measured, PointStatus::refused, "not merged: " + why, f.run.seconds, nullptr};
   } catch (const JsonRefused& e) {
     return PointRun{ResultMode::measured, PointStatus::failed, std::string("its result is refused: ") + e.what(), 0,
                     nullptr};
@@ -80,15 +65,15 @@ int merge_points(const Sweep& sweep, const std::vector<int>& indices, const Swee
   for (const int index : indices) {
     const SweepPoint& p = sweep.points[static_cast<std::size_t>(index)];
     const std::string key = point_key(sweep, p, ResultMode::measured);
-    const std::optional<PointRun> run = collected_run(o.collect, index, here, results.record(key), tally);
+    const std::optional<PointRun> run = collected_run(o.collect, p, here, results.record(key), tally);
     records.push_back(run ? point_record(sweep, p, *run) : *results.record(key));
     tally_record(records.back(), tally);
     if (records.back()["status"] == "refused") std::fprintf(stderr, "  #%d %s\n", index,
                                                             records.back()["reason"].get<std::string>().c_str());
   }
   const bool changed = results.put(records);
-  std::printf("ptdp sweep %s: collected %zu points from %s: %d ok, %d failed, %d missing, %d from another sweep file "
-              "or commit (not merged), %d below acceptance -> %s (%s)\n", sweep.name.c_str(), indices.size(),
+  std::printf("ptdp sweep %s: collected %zu points from %s: %d ok, %d failed, %d missing, %d refused (another sweep "
+              "file or commit, mode or layout, or implausible figures; not merged), %d below acceptance -> %s (%s)\n", sweep.name.c_str(), indices.size(),
               o.collect.c_str(), tally.ok, tally.failed, tally.missing, tally.mismatched, tally.rejected,
               o.out.c_str(), changed ? "updated" : "unchanged");
   if (tally.mismatched > 0) return kExitRefused;
@@ -102,7 +87,8 @@ int collect_slurm(const SweepOptions& options) {
   const std::optional<Sweep> sweep = load_sweep_or_report(o.file, o.max_points);
   if (!sweep || !resolve_results_path(o, *sweep)) return kExitRefused;
   try {
-    return merge_points(*sweep, manifest_points(o.collect, *sweep), o);
+    const fs::path manifest = manifest_path(o.collect);
+    return merge_points(*sweep, manifest_points(read_json_file(manifest), manifest.string(), *sweep), o);
   } catch (const std::runtime_error& e) {  // JsonRefused: the manifest, or the results file of another sweep
     std::fprintf(stderr, "ptdp sweep: --collect %s: %s\n", o.collect.c_str(), e.what());
     return kExitRefused;

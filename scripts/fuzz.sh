@@ -8,7 +8,7 @@
 # crashed, hung or ran out of memory.
 #
 #   scripts/fuzz.sh [--minutes N] [--parallel K] [TARGET...]
-#     TARGET: config machine sweep result compare manifest safetensors launcher fault slurm_script
+#     TARGET: config machine sweep result compare manifest safetensors launcher fault slurm_script benchmarks slurm_manifest
 #     (default: all); K targets at a time (default 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
     *) targets+=("$1"); shift ;;
   esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(config machine sweep result compare manifest safetensors launcher fault slurm_script)
+[ ${#targets[@]} -gt 0 ] || targets=(config machine sweep result compare manifest safetensors launcher fault slurm_script benchmarks slurm_manifest)
 
 # The seed folders of each target, besides its own grown corpus (libFuzzer
 # reads every folder given and writes new entries to the first only).
@@ -40,7 +40,9 @@ seeds() {
     launcher) echo tests/corpus/launcher ;;
     fault) echo tests/corpus/fault ;;
     slurm_script) echo tests/corpus/launcher tests/corpus/fault ;;
-    *) echo "fuzz: unknown target $1 (config machine sweep result compare manifest safetensors launcher fault slurm_script)" >&2; return 1 ;;
+    benchmarks) echo tests/corpus/benchmarks tests/corpus/any results/microbench/cpu-host ;;
+    slurm_manifest) echo tests/corpus/slurm_manifest tests/corpus/any ;;
+    *) echo "fuzz: unknown target $1 (config machine sweep result compare manifest safetensors launcher fault slurm_script benchmarks slurm_manifest)" >&2; return 1 ;;
   esac
 }
 for t in "${targets[@]}"; do seeds "$t" >/dev/null; done

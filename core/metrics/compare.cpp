@@ -6,10 +6,12 @@
 #include <cstdio>
 #include <initializer_list>
 #include <stdexcept>
+#include <unordered_map>
 #include <utility>
 
 #include "core/config/json_read.h"
 #include "core/metrics/noise_test.h"
+#include "core/metrics/plausibility.h"
 #include "core/metrics/result_io.h"
 
 namespace ptdp {
@@ -21,95 +23,83 @@ using json = nlohmann::json;
 constexpr const char* kSweepResults = "ptdp.sweep-results/1";
 constexpr double kSlackPct = 1e-9;  // a delta exactly at the threshold is not beyond it
 
-// The value at `path` under `j`, or nullptr where a step is missing or not an object.
-const json* at_path(const json& j, std::initializer_list<const char*> path) {
-  const json* cur = &j;
-  for (const char* key : path) {
-    if (!cur->is_object() || !cur->contains(key)) return nullptr;
-    cur = &(*cur)[key];
-  }
-  return cur;
-}
-
 // A reported figure: absent unless a finite number.
 std::optional<double> number_at(const json& j, std::initializer_list<const char*> path) {
-  const json* v = at_path(j, path);
+  const json* v = json_at_path(j, path);
   if (v == nullptr || !v->is_number() || !std::isfinite(v->get<double>())) return std::nullopt;
   return v->get<double>();
 }
 
-// Why the gated figure at `path` of result `r` is not a finite positive number, or "".
-std::string gated_problem(const json& r, std::initializer_list<const char*> path) {
-  const json* cur = &r;
-  std::string at;
-  for (const char* key : path) {
-    if (!cur->is_object()) return at + " is not an object (got " + json_excerpt(*cur) + ")";
-    at += (at.empty() ? "" : ".") + std::string(key);
-    if (!cur->contains(key)) return at + " is missing";
-    cur = &(*cur)[key];
-  }
-  if (cur->is_null()) return at + " is null";
-  if (!cur->is_number()) return at + " is not a number (got " + json_excerpt(*cur) + ")";
-  if (const double v = cur->get<double>(); !std::isfinite(v) || v <= 0) {
-    char text[32];  // dump() would print a non-finite number as null
-    std::snprintf(text, sizeof text, "%g", v);
-    return at + " is not a finite positive number (got " + text + ")";
-  }
-  return "";
-}
-
-// Why metrics.iteration_s.samples of `r`, when present, is not a list of
-// finite positive numbers, or "" (absent is fine: the row says it has none).
-std::string samples_problem(const json& r) {
-  const json* s = at_path(r, {"metrics", "iteration_s", "samples"});
-  if (s == nullptr || s->is_null()) return "";
-  if (!s->is_array()) return "metrics.iteration_s.samples is not a list (got " + json_excerpt(*s) + ")";
-  for (std::size_t i = 0; i < s->size(); ++i) {
-    const json& v = (*s)[i];
-    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0)
-      return "metrics.iteration_s.samples[" + std::to_string(i) + "] is not a finite positive number (got " +
-             json_excerpt(v) + ")";
-  }
-  return "";
-}
-
 std::vector<double> samples_of(const json& r) {
-  const json* s = at_path(r, {"metrics", "iteration_s", "samples"});
+  const json* s = json_at_path(r, {"metrics", "iteration_s", "samples"});
   return s != nullptr && s->is_array() ? s->get<std::vector<double>>() : std::vector<double>{};
 }
 
 // Why entry `e` has no result to compare (a failed or unmeasured point), or "".
 std::string missing_result(const CompareEntry& e) {
   if (e.status != "ok" && e.status != "does_not_fit")
-    return "is " + e.status + (e.reason.empty() ? "" : " (" + e.reason + ")");
+    return "is " + cut_text(e.status) + (e.reason.empty() ? "" : " (" + cut_text(e.reason) + ")");
   return e.result.is_null() ? "has no result" : "";
 }
 
+std::string described(const CompareEntry& e) { return cut_text(e.label) + " (" + to_string(e.mode) + ")"; }
+
 // Why the matched pair (b, n) cannot be gated, or "": each side's missing
-// result or broken gated figure, prefixed by the side.
+// result or implausible figures (plausibility.h), prefixed by the side; then
+// layouts that differ and a label NEW changed (re-tagged).
 std::string unusable_pair(const CompareEntry& b, const CompareEntry& n) {
   std::string why;
-  const auto add = [&why](const char* side, const std::string& problem) {
-    const std::string line = std::string(side) + " " + problem;
-    if (!problem.empty() && why.find(line) == std::string::npos) why += (why.empty() ? "" : "; ") + line;
+  const auto add = [&why](const std::string& line) {
+    if (why.find(line) == std::string::npos) why += (why.empty() ? "" : "; ") + line;
   };
   const std::initializer_list<std::pair<const char*, const CompareEntry*>> sides = {{"BASE", &b}, {"NEW", &n}};
   for (const auto& [side, e] : sides) {
     if (const std::string missing = missing_result(*e); !missing.empty()) {
-      add(side, missing);
+      add(std::string(side) + " " + missing);
       continue;
     }
-    add(side, gated_problem(e->result, {"metrics", "model_tflops_per_gpu"}));
-    add(side, gated_problem(e->result, {"metrics", "iteration_s", "median"}));
-    add(side, samples_problem(e->result));
+    for (const FigureProblem& p : implausible_figures(e->result)) add(std::string(side) + " " + p.field + " " + p.rule);
   }
+  if (!b.result.is_null() && !n.result.is_null())
+    if (const std::string layout = layout_difference(b.result, n.result, "BASE", "NEW"); !layout.empty())
+      add("layout differs: " + layout);
+  if (b.tag != n.tag) add("re-tagged: labelled \"" + cut_text(n.label) + "\" in NEW");
   return why;
 }
 
-std::string described(const CompareEntry& e) { return e.label + " (" + to_string(e.mode) + ")"; }
+// What BASE's `b` and NEW's `n`, unmatched in one slot and mode, changed: the
+// JSON types of a sweep point's overrides, or a single result's configuration.
+std::string slot_change(const CompareEntry& b, const CompareEntry& n) {
+  if (!b.pointer.empty())
+    return "re-typed: BASE " + b.pointer + " and NEW " + n.pointer + " differ only in the JSON types of their " +
+           "overrides (" + cut_text(b.identity) + " and " + cut_text(n.identity) + ")";
+  const std::string layout = layout_difference(b.result, n.result, "BASE", "NEW");
+  return "layout differs: " +
+         (layout.empty() ? "another configuration (the models, plans or machines differ outside the layout)" : layout);
+}
+
+// `v` with every scalar as its text: 8, 8.0 and "8" alike (a slot keeps a re-typed override).
+std::string untyped_text(const json& v) {
+  std::string out;
+  if (v.is_object()) {
+    for (const auto& [key, x] : v.items()) out += (out.empty() ? "" : ",") + key + ":" + untyped_text(x);
+    return "{" + out + "}";
+  }
+  if (v.is_array()) {
+    for (const auto& x : v) out += (out.empty() ? "" : ",") + untyped_text(x);
+    return "[" + out + "]";
+  }
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number()) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.17g", v.get<double>());
+    return text;
+  }
+  return v.dump();
+}
 
 std::string text_of(const json& plan, const char* key) {
-  const json* v = at_path(plan, {key});
+  const json* v = json_at_path(plan, {key});
   if (v == nullptr) return "?";
   return v->is_string() ? v->get<std::string>() : v->dump();
 }
@@ -129,11 +119,13 @@ ResultMode mode_of(const JsonAt& j) {
 CompareEntry single_entry(const JsonAt& doc) {
   const json& model = doc.at("model").object().value();
   const json& plan = doc.at("plan").object().value();
-  const json* machine = at_path(doc.value(), {"machine", "name"});
+  const json* machine = json_at_path(doc.value(), {"machine", "name"});
   const std::string machine_name = machine != nullptr ? machine->dump() : doc.value().value("machine", json()).dump();
   CompareEntry e;
   e.mode = mode_of(doc);
+  if (const std::string why = mode_contradiction(doc.value(), e.mode); !why.empty()) doc.at("mode").refuse(why);
   e.identity = "result " + model.dump() + " " + plan.dump() + " " + machine_name;
+  e.slot = "result";
   e.label = plan_summary(plan);
   e.result = doc.value();
   return e;
@@ -142,13 +134,22 @@ CompareEntry single_entry(const JsonAt& doc) {
 CompareEntry point_entry(const JsonAt& point, const std::string& sweep_name) {
   CompareEntry e;
   const auto result = point.find("result");
-  e.mode = point.find("mode") || !result ? mode_of(point) : mode_of(result->object());
+  const auto mode = point.find("mode");
+  e.mode = mode || !result ? mode_of(point) : mode_of(result->object());
+  if (result)
+    if (const std::string why = mode_contradiction(result->object().value(), e.mode); !why.empty())
+      (mode ? *mode : *result).refuse(why);
   e.status = point.get<std::string>("status", "ok");
   e.reason = point.get<std::string>("reason", "");
   const auto overrides = point.find("overrides");
-  e.identity = "sweep " + sweep_name + " " + (overrides ? overrides->object().value().dump() : "{}");
+  const json none = json::object();
+  const json& values = overrides ? overrides->object().value() : none;
+  e.identity = "sweep " + sweep_name + " " + values.dump();
+  e.slot = "sweep " + sweep_name + " " + untyped_text(values);
+  e.pointer = point.pointer();
   const std::string label = point.get<std::string>("label", "");
   const std::string series = point.get<std::string>("series", "");
+  e.tag = label + "\n" + series;
   const auto index = point.find("index");
   e.label = sweep_name + ":" + (label.empty() ? "point " + (index ? std::to_string(index->get<int>()) : "null") : label) +
             (series.empty() ? "" : " " + series);
@@ -156,11 +157,19 @@ CompareEntry point_entry(const JsonAt& point, const std::string& sweep_name) {
   return e;
 }
 
+// The points of a sweep results file; a point repeating an earlier one's
+// configuration and mode is refused (the gate would judge one of the two).
 std::vector<CompareEntry> sweep_entries(const JsonAt& doc) {
   const auto sweep = doc.find("sweep");
   const std::string sweep_name = sweep ? sweep->get<std::string>("name", "sweep") : "sweep";
   std::vector<CompareEntry> out;
-  for (const JsonAt& p : doc.at("points").elements()) out.push_back(point_entry(p.object(), sweep_name));
+  std::unordered_map<std::string, std::string> seen;  // match_key -> the point's pointer
+  for (const JsonAt& p : doc.at("points").elements()) {
+    out.push_back(point_entry(p.object(), sweep_name));
+    if (const auto [first, fresh] = seen.emplace(match_key(out.back()), p.pointer()); !fresh)
+      p.refuse("repeats the configuration and mode of " + first->second + " (" + described(out.back()) +
+               "): a point is listed once");
+  }
   return out;
 }
 
@@ -234,12 +243,43 @@ CompareRow make_row(const CompareEntry& b, const CompareEntry& n, double thresho
   return row;
 }
 
-// The first unused entry of `now` with b's identity (and mode, when `same_mode`); -1 if none.
-int find_partner(const CompareEntry& b, const std::vector<CompareEntry>& now, const std::vector<bool>& used,
-                 bool same_mode) {
+// Each entry's index by match_key; std::runtime_error naming an entry `side` repeats.
+std::unordered_map<std::string, std::size_t> index_by_match(const std::vector<CompareEntry>& entries, const char* side) {
+  std::unordered_map<std::string, std::size_t> at;
+  at.reserve(entries.size());
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    if (!at.emplace(match_key(entries[i]), i).second)
+      throw std::runtime_error(std::string(side) + ": " + described(entries[i]) + " appears twice");
+  return at;
+}
+
+// BASE's entries without a partner of their identity and mode: the same
+// identity in another mode is a mode mismatch, an unused NEW entry of the same
+// slot and mode a change of types or layout (unusable); the rest were dropped.
+void pair_leftovers(const std::vector<const CompareEntry*>& unmatched, const std::vector<CompareEntry>& now,
+                    const std::unordered_map<std::string, std::size_t>& now_at, std::vector<bool>& used,
+                    Comparison& c) {
+  std::unordered_map<std::string, std::vector<std::size_t>> by_slot;  // slot and mode -> unused NEW entries
   for (std::size_t i = 0; i < now.size(); ++i)
-    if (!used[i] && now[i].identity == b.identity && (!same_mode || now[i].mode == b.mode)) return static_cast<int>(i);
-  return -1;
+    if (!used[i]) by_slot[now[i].slot + "\n" + to_string(now[i].mode)].push_back(i);
+  for (const CompareEntry* b : unmatched) {
+    bool paired = false;
+    for (const ResultMode other : {ResultMode::measured, ResultMode::projected, ResultMode::slice}) {
+      const auto it = now_at.find(b->identity + "\n" + to_string(other));
+      if (paired || it == now_at.end() || used[it->second]) continue;
+      used[it->second] = paired = true;
+      c.mode_differs.push_back({b->identity, b->label, b->mode, now[it->second].mode});
+    }
+    std::vector<std::size_t>& same_slot = by_slot[b->slot + "\n" + to_string(b->mode)];
+    while (!paired && !same_slot.empty() && used[same_slot.back()]) same_slot.pop_back();
+    if (!paired && !same_slot.empty()) {
+      used[same_slot.back()] = paired = true;
+      c.unusable.push_back(described(*b) + ": " + slot_change(*b, now[same_slot.back()]));
+    }
+    if (paired) continue;
+    c.only_in_base.push_back(described(*b));
+    if (const std::string why = missing_result(*b); !why.empty()) c.unusable.push_back(described(*b) + ": BASE " + why);
+  }
 }
 
 json to_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
@@ -279,6 +319,8 @@ std::vector<CompareEntry> load_compare_entries(const std::filesystem::path& file
   return compare_entries(read_json_file(file), file.string());
 }
 
+std::string match_key(const CompareEntry& e) { return e.identity + "\n" + to_string(e.mode); }
+
 bool regresses(const CompareRow& row, double threshold_pct) {
   const double limit = threshold_pct + kSlackPct;
   const bool slower = row.tflops.delta_pct && *row.tflops.delta_pct < -limit;
@@ -294,16 +336,18 @@ Comparison compare_results(const std::vector<CompareEntry>& base, const std::vec
   Comparison c;
   c.threshold_pct = threshold_pct;
   c.alpha = alpha;
+  index_by_match(base, "BASE");  // BASE must not repeat an entry either
+  const auto now_at = index_by_match(now, "NEW");
   std::vector<bool> used(now.size(), false);
   std::vector<const CompareEntry*> unmatched;
   for (const auto& b : base) {
-    const int i = find_partner(b, now, used, true);
-    if (i < 0) {
+    const auto it = now_at.find(match_key(b));
+    if (it == now_at.end()) {
       unmatched.push_back(&b);
       continue;
     }
-    used[static_cast<std::size_t>(i)] = true;
-    const CompareEntry& n = now[static_cast<std::size_t>(i)];
+    used[it->second] = true;
+    const CompareEntry& n = now[it->second];
     if (const std::string why = unusable_pair(b, n); !why.empty()) {
       c.unusable.push_back(described(b) + ": " + why);
       continue;
@@ -311,16 +355,7 @@ Comparison compare_results(const std::vector<CompareEntry>& base, const std::vec
     c.rows.push_back(make_row(b, n, threshold_pct, alpha));
     if (c.rows.back().regressed) ++c.regressions;
   }
-  for (const CompareEntry* b : unmatched) {
-    const int i = find_partner(*b, now, used, false);
-    if (i < 0) {
-      c.only_in_base.push_back(described(*b));
-      if (const std::string why = missing_result(*b); !why.empty()) c.unusable.push_back(described(*b) + ": BASE " + why);
-      continue;
-    }
-    used[static_cast<std::size_t>(i)] = true;
-    c.mode_differs.push_back({b->identity, b->label, b->mode, now[static_cast<std::size_t>(i)].mode});
-  }
+  pair_leftovers(unmatched, now, now_at, used, c);
   for (std::size_t i = 0; i < now.size(); ++i) {
     if (used[i]) continue;
     c.only_in_new.push_back(described(now[i]));

@@ -23,8 +23,14 @@ inline constexpr double kDefaultAlpha = 0.05;
 // One result taken from a file: a whole ptdp.result/2, or one sweep point's.
 struct CompareEntry {
   std::string identity;    // the configuration, without the mode: what BASE and NEW are matched on
+  // Where the entry sits, JSON types aside: a sweep point's identity with its
+  // overrides' values as text (8, 8.0 and "8" alike), "result" for a single
+  // result. An unmatched pair in one slot was re-typed or changed its layout.
+  std::string slot;
+  std::string pointer;     // its JSON pointer in the file: "/points/3"; "" for a single result
   ResultMode mode = ResultMode::projected;
   std::string label;       // for people: "figure13:(2,32) batch 32" or "t8 p12 d4 b1 v2 interleaved"
+  std::string tag;         // a sweep point's label and series as written: NEW may not change them (re-tagged)
   nlohmann::json result;   // the ptdp.result/2 object; null for a sweep point that has none
   std::string status = "ok";  // a sweep point's status (ok, does_not_fit, failed, timeout, ...)
   std::string reason;         // a sweep point's reason, when it has one
@@ -34,10 +40,15 @@ struct CompareEntry {
 // make the comparison unusable); `file` names it in errors. Throws
 // std::runtime_error ("FILE: not a ptdp result: schema \"x\"") for anything
 // but a ptdp.result/2 or ptdp.sweep-results/1 document, and JsonRefused
-// ("FILE: /points/3/label: must be a string (got 3)") for a field of the wrong type.
+// ("FILE: /points/3/label: must be a string (got 3)") for a field of the wrong
+// type, a point whose configuration and mode an earlier point has
+// ("/points/7: repeats /points/2"), and a result filed under another mode than
+// its own (mode_contradiction: a projection offered as measured).
 std::vector<CompareEntry> compare_entries(const nlohmann::json& doc, const std::string& file);
 // Reads and parses `file` first (read_json_file: "FILE: not valid JSON: ...").
 std::vector<CompareEntry> load_compare_entries(const std::filesystem::path& file);
+// What BASE and NEW entries are matched on (and what a side may not repeat): identity and mode.
+std::string match_key(const CompareEntry& e);
 
 // One figure of a matched pair; delta_pct = 100·(now − base)/base, absent
 // when either side is absent, null or not a number, or base is 0.
@@ -86,11 +97,15 @@ struct Comparison {
   double alpha = kDefaultAlpha;             // the noise test's significance level
   std::vector<CompareRow> rows;             // matched pairs, in BASE's order
   std::vector<ModeMismatch> mode_differs;   // same configuration, different modes
-  std::vector<std::string> only_in_base;    // labels of unmatched entries
+  std::vector<std::string> only_in_base;    // labels of unmatched entries: BASE's were dropped in NEW
   std::vector<std::string> only_in_new;
-  // What the gate cannot judge, one line each: a point without a result (failed,
-  // timeout, oom, refused) on either side, matched or not, and a matched pair
-  // whose gated figure is missing, null, not a number, not finite or not positive.
+  // What the gate cannot judge, one line each ("LABEL (MODE): why"): a point
+  // without a result (failed, timeout, oom, refused) on either side, matched
+  // or not; a matched pair whose figures are implausible (plausibility.h:
+  // missing, not finite, denormal, beyond bounds, a median that is not its
+  // samples', faster than the peak) or whose layouts differ, or that NEW
+  // labels otherwise (re-tagged); and an unmatched pair in one slot (re-typed
+  // overrides, or single results of two configurations).
   std::vector<std::string> unusable;
   int regressions = 0;                      // rows with regressed set
 };
@@ -100,9 +115,10 @@ struct Comparison {
 // are reported, never gated.
 bool regresses(const CompareRow& row, double threshold_pct);
 
-// Matches entries with the same identity and mode (in order, when a side
-// repeats one); left-over entries whose identity matches but mode does not
-// become mode mismatches; the rest are only on one side. A pair regresses when
+// Matches entries with the same identity and mode through a hash map (a side
+// must not repeat one: std::runtime_error naming it); left-over entries whose
+// identity matches but mode does not become mode mismatches, left-over pairs in
+// one slot unusable; the rest are only on one side. A pair regresses when
 // it is beyond the threshold and its iteration times say it is not noise: NEW
 // slower at significance `alpha`, and NEW's median above BASE's upper fence
 // (the test alone flags a rerun whose whole run was slowed by the machine:

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "core/metrics/result_io.h"
 #include "core/sweep/sweep_results.h"
@@ -20,12 +21,11 @@ std::string commit_of(const json& doc) {
   return (*sw)["commit"].get<std::string>();
 }
 
-// The series of `e` in `h`, added at the end when new.
-HistorySeries& series_of(History& h, const CompareEntry& e) {
-  for (auto& s : h.series)
-    if (s.identity == e.identity && s.mode == e.mode) return s;
-  h.series.push_back({e.identity, e.label, e.mode, {}});
-  return h.series.back();
+// The index of `e`'s series in `h` (found through `index`, by match_key), added at the end when new.
+std::size_t series_of(History& h, std::unordered_map<std::string, std::size_t>& index, const CompareEntry& e) {
+  const auto [it, fresh] = index.emplace(match_key(e), h.series.size());
+  if (fresh) h.series.push_back({e.identity, e.label, e.mode, {}});
+  return it->second;
 }
 
 // The gate between the previous point's entry and this one's: compare_results
@@ -46,7 +46,7 @@ json or_null_p(const std::optional<CompareRow>& row) {
 
 }  // namespace
 
-std::vector<HistoryFile> load_history_folder(const std::filesystem::path& dir) {
+std::vector<std::filesystem::path> history_files(const std::filesystem::path& dir) {
   std::error_code ec;
   std::vector<std::filesystem::path> paths;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec))
@@ -54,6 +54,10 @@ std::vector<HistoryFile> load_history_folder(const std::filesystem::path& dir) {
   if (ec) throw std::runtime_error(dir.string() + ": cannot read the folder: " + ec.message());
   if (paths.empty()) throw std::runtime_error(dir.string() + ": no *.json result files");
   std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+std::vector<HistoryFile> load_history_files(const std::vector<std::filesystem::path>& paths) {
   std::vector<HistoryFile> files;
   for (const auto& path : paths) {
     const json doc = read_json_file(path);
@@ -62,18 +66,23 @@ std::vector<HistoryFile> load_history_folder(const std::filesystem::path& dir) {
   return files;
 }
 
+std::vector<HistoryFile> load_history_folder(const std::filesystem::path& dir) {
+  return load_history_files(history_files(dir));
+}
+
 History build_history(const std::vector<HistoryFile>& files, const std::string& metric, double threshold_pct,
                       double alpha) {
   History h;
   h.metric = metric;
   h.threshold_pct = threshold_pct;
   h.alpha = alpha;
-  std::vector<const CompareEntry*> last;  // per series: its previous entry
+  std::unordered_map<std::string, std::size_t> series_index;  // match_key -> index in h.series
+  std::vector<const CompareEntry*> last;                       // per series: its previous entry
   bool found = false;
   for (const auto& f : files)
     for (const auto& e : f.entries) {
-      HistorySeries& s = series_of(h, e);
-      const auto index = static_cast<std::size_t>(&s - h.series.data());
+      const std::size_t index = series_of(h, series_index, e);
+      HistorySeries& s = h.series[index];
       if (last.size() <= index) last.resize(index + 1, nullptr);
       HistoryPoint p{f.file, f.commit, metric_value(e.result, metric), std::nullopt, std::nullopt, false, ""};
       found = found || p.value.has_value();

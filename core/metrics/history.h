@@ -23,11 +23,15 @@ struct HistoryFile {
   std::vector<CompareEntry> entries;
 };
 
-// Every *.json file directly in `dir` (ptdp.result/2 or ptdp.sweep-results/1),
-// in file-name order: results record their commit but no time, so a CI job
-// names each file so that names sort by time (docs/ci-gate.md). Throws
-// std::runtime_error naming a folder that cannot be read, an empty one, or a
-// file that is not a ptdp result.
+// Every *.json file directly in `dir`, in file-name order: results record
+// their commit but no time, so a CI job names each file so that names sort by
+// time (docs/ci-gate.md). Throws std::runtime_error naming a folder that
+// cannot be read or holds no such file.
+std::vector<std::filesystem::path> history_files(const std::filesystem::path& dir);
+// The files read (ptdp.result/2 or ptdp.sweep-results/1), in the order given;
+// std::runtime_error naming a file that is not a ptdp result.
+std::vector<HistoryFile> load_history_files(const std::vector<std::filesystem::path>& paths);
+// Both: the results of `dir`.
 std::vector<HistoryFile> load_history_folder(const std::filesystem::path& dir);
 
 // One configuration in one file.
@@ -53,7 +57,8 @@ struct History {
   int flagged = 0;
 };
 
-// The series of `files`, the gate applied between neighbours. Throws
+// The series of `files` (grouped through a hash map: near-linear in the
+// points), the gate applied between neighbours. Throws
 // std::invalid_argument when no file has `metric` as a number, or for a
 // threshold or alpha compare_results refuses.
 History build_history(const std::vector<HistoryFile>& files, const std::string& metric, double threshold_pct,

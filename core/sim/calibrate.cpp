@@ -2,33 +2,87 @@
 #include "core/sim/calibrate.h"
 
 #include <algorithm>
-#include <cstdlib>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <limits>
 #include <map>
-#include <regex>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
+#include "core/config/bounds.h"
 #include "core/config/json_read.h"
+#include "core/metrics/plausibility.h"
 
 namespace ptdp {
 
 using nlohmann::json;
 
-double benchmark_seconds(const json& run) {
-  const std::string unit = run.value("time_unit", "ns");
-  const double scale = unit == "s" ? 1 : unit == "ms" ? 1e-3 : unit == "us" ? 1e-6 : 1e-9;
-  return run.at("real_time").get<double>() * scale;
+namespace {
+
+// Seconds per unit of Google Benchmark's time units.
+std::optional<double> unit_seconds(const std::string& unit) {
+  if (unit == "s") return 1.0;
+  if (unit == "ms") return 1e-3;
+  if (unit == "us") return 1e-6;
+  if (unit == "ns") return 1e-9;
+  return std::nullopt;
+}
+
+// `text` with each bare NaN or infinity after a ':' read as null: Google
+// Benchmark writes a statistic it cannot compute (the cv of a counter that is
+// always 0, over repetitions) so, and JSON has none. One pass, no backtracking.
+std::string mend_non_finite(const std::string& text) {
+  static constexpr const char* kWords[] = {"NaN", "nan", "Infinity", "inf"};
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    out += text[i];
+    if (text[i++] != ':') continue;
+    std::size_t at = i;
+    while (at < text.size() && std::isspace(static_cast<unsigned char>(text[at]))) ++at;
+    const std::size_t word_at = at < text.size() && text[at] == '-' ? at + 1 : at;
+    for (const std::string word : kWords) {
+      if (text.compare(word_at, word.size(), word) != 0) continue;
+      std::size_t end = word_at + word.size();
+      bool newline = false;
+      while (end < text.size() && std::isspace(static_cast<unsigned char>(text[end]))) newline |= text[end++] == '\n';
+      if (!newline && (end == text.size() || (text[end] != ',' && text[end] != '}'))) break;
+      out += text.substr(i, at - i) + "null";
+      i = word_at + word.size();
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+double benchmark_seconds(const JsonAt& run) {
+  const JsonAt unit = run.at("time_unit");
+  const auto scale = unit_seconds(unit.get<std::string>());
+  if (!scale) unit.refuse("must be a time unit of Google Benchmark: ns, us, ms or s (got " + json_excerpt(unit.value()) + ")");
+  const JsonAt time = run.at("real_time");
+  const double raw = time.get<double>();
+  std::string why = positive_figure_problem(raw, kMaxSeconds / *scale);
+  if (why.empty() && !std::isnormal(raw * *scale)) why = "is denormal in seconds";
+  if (!why.empty()) time.refuse(why + " (time_unit " + unit.get<std::string>() + ")");
+  return raw * *scale;
+}
+
+double benchmark_seconds(const json& run) { return benchmark_seconds(JsonAt(run, "benchmark run")); }
+
+json parse_benchmark_json(const std::string& text, const std::string& source) {
+  json j = parse_json(mend_non_finite(text), source);
+  if (!j.is_object() || !j.contains("benchmarks") || !j["benchmarks"].is_array())
+    throw std::runtime_error(source + ": not Google Benchmark JSON (no \"benchmarks\" list)");
+  return j;
 }
 
 json read_benchmark_json(const std::filesystem::path& file) {
-  // Google Benchmark writes a statistic it cannot compute (the cv of a counter
-  // that is always 0, over repetitions) as a bare NaN, which JSON has not:
-  // read it as null.
-  static const std::regex non_finite(R"(:\s*-?(NaN|nan|inf|Infinity)\s*([,}\n]))");
-  json j = parse_json(std::regex_replace(read_json_text(file), non_finite, ": null$2"), file.string());
-  if (!j.is_object() || !j.contains("benchmarks") || !j["benchmarks"].is_array())
-    throw std::runtime_error(file.string() + ": not Google Benchmark JSON (no \"benchmarks\" list)");
-  return j;
+  return parse_benchmark_json(read_json_text(file), file.string());
 }
 
 namespace {
@@ -54,11 +108,27 @@ CollectiveRate fit(std::vector<Point> points) {
   return {alpha * 1e6, median(rates) / 1e9};
 }
 
-// "attention/unfused_fused_softmax_fwd/b:2/s:64/heads:4/d:32/..." -> the value of "key:".
-double name_arg(const std::string& name, const std::string& key) {
-  const auto at = name.find("/" + key + ":");
-  if (at == std::string::npos) throw std::runtime_error(name + ": no " + key + " in the benchmark's name");
-  return std::stod(name.substr(at + key.size() + 2));
+constexpr double kMaxBusFactor = 2;  // nccl-tests' largest bus factor: all-reduce's 2(n-1)/n
+
+// A counter of a run (m, bytes, flops, ...): a finite, positive, normal number of at most `max`.
+double run_counter(const JsonAt& run, const char* key, double max) {
+  const JsonAt v = run.at(key);
+  const double x = v.get<double>();
+  if (const std::string why = positive_figure_problem(x, max); !why.empty()) v.refuse(why);
+  return x;
+}
+
+// "attention/unfused_fused_softmax_fwd/b:2/s:64/heads:4/d:32/..." -> the value of "key:", a size.
+double name_arg(const JsonAt& name, const std::string& key) {
+  const std::string text = name.get<std::string>();
+  const auto at = text.find("/" + key + ":");
+  if (at == std::string::npos) name.refuse("has no " + key + ": argument");
+  double x = 0;
+  const auto [end, error] = std::from_chars(text.data() + at + key.size() + 2, text.data() + text.size(), x);
+  if (error != std::errc()) name.refuse("its " + key + ": argument is not a number");
+  if (const std::string why = positive_figure_problem(x, static_cast<double>(kMaxSize)); !why.empty())
+    name.refuse("its " + key + ": argument " + why);
+  return x;
 }
 
 // The unfused attention core (label "attention", the fused scale+mask+softmax
@@ -67,45 +137,51 @@ double name_arg(const std::string& name, const std::string& key) {
 // more, all of equal FLOPs over a batch of b·heads. Each GEMM sample gets a
 // sixth of the measured forward + backward time, softmax included: on a CPU the
 // score loops, not the GEMM rate, set the attention's time.
-void add_attention_gemms(const std::map<std::string, double>& seconds, const std::string& name, Calibration& c) {
+void add_attention_gemms(const std::map<std::string, double>& seconds, const std::optional<JsonAt>& name,
+                         Calibration& c) {
   const auto fwd = seconds.find("fwd"), bwd = seconds.find("bwd");
-  if (fwd == seconds.end() || bwd == seconds.end()) return;
-  const double b = name_arg(name, "b"), s = name_arg(name, "s"), a = name_arg(name, "heads"), d = name_arg(name, "d");
+  if (fwd == seconds.end() || bwd == seconds.end() || !name) return;
+  const double b = name_arg(*name, "b"), s = name_arg(*name, "s"), a = name_arg(*name, "heads"), d = name_arg(*name, "d");
   const double each = (fwd->second + bwd->second) / 6;
   c.gemms.push_back({{s, s, d, b * a}, each});
   c.gemms.push_back({{s, d, s, b * a}, each});
 }
 
+// One iteration run that did not fail: its JSON, where it sits (for refusals) and its time.
+struct BenchmarkRun {
+  json value;
+  std::string file, pointer, name;
+  double seconds = 0;
+  JsonAt at() const { return JsonAt(value, file, pointer); }
+};
+
 // A benchmark's fastest run over its repetitions (--benchmark_repetitions)
 // and over every file of the same count of copies: a training iteration is
 // timed as the fastest of its run, so its parts are too, and a burst of load on
 // a shared machine spoils one repetition or one attempt rather than the sample.
+// Aggregates and failed runs are no samples; every other run's time is checked.
 struct FastestRuns {
-  std::vector<json> runs;
+  std::vector<BenchmarkRun> runs;
   std::map<std::string, std::size_t> at;  // run name -> index in runs
   std::string file;                       // the last file read, for messages
 
-  void add(const json& benchmarks, const std::string& from) {
-    file = from;
-    const auto failed = [](const json& r) { return r.value("error_occurred", false); };
-    for (json run : benchmarks) {
-      if (run.value("run_type", "iteration") != "iteration") continue;
-      run["ptdp_file"] = from;  // for messages
-      const std::string name = run.value("run_name", run.value("name", ""));
-      const auto it = at.find(name);
-      if (!run.contains("run_name") || it == at.end()) {  // a file without run names: every run its own
-        at[name] = runs.size(), runs.push_back(std::move(run));
-      } else if (json& kept = runs[it->second];
-                 !failed(run) && (failed(kept) || benchmark_seconds(run) < benchmark_seconds(kept))) {
-        kept = std::move(run);
-      }
+  void add(const JsonAt& benchmarks) {
+    file = benchmarks.source();
+    for (const JsonAt& r : benchmarks.elements()) {
+      r.object();
+      if (r.get<std::string>("run_type", "iteration") != "iteration" || r.get<bool>("error_occurred", false)) continue;
+      const auto run_name = r.find("run_name");
+      BenchmarkRun run{r.value(), r.source(), r.pointer(),
+                       run_name ? run_name->get<std::string>() : r.get<std::string>("name", ""), benchmark_seconds(r)};
+      const auto it = at.find(run.name);
+      if (!run_name || it == at.end()) at[run.name] = runs.size(), runs.push_back(std::move(run));  // no run names: each its own
+      else if (run.seconds < runs[it->second].seconds) runs[it->second] = std::move(run);
     }
   }
 
   std::map<std::string, double> seconds() const {
     std::map<std::string, double> out;
-    for (const auto& run : runs)
-      if (!run.value("error_occurred", false)) out[run.value("run_name", run.value("name", ""))] = benchmark_seconds(run);
+    for (const auto& run : runs) out[run.name] = run.seconds;
     return out;
   }
 };
@@ -126,31 +202,28 @@ void add_samples(const FastestRuns& lone, Calibration& c) {
   std::vector<double> bandwidths, attention;
   std::map<std::string, std::vector<Point>> collectives;
   std::map<std::string, double> attention_seconds;  // "fwd", "bwd" of the unfused core
-  std::string attention_name;
+  std::optional<JsonAt> attention_name;
   for (const auto& run : lone.runs) {
-    const std::string name = run.contains("name") ? run["name"].dump() : "?";
-    try {
-      if (run.value("error_occurred", false)) continue;
-      const std::string label = run.value("label", "");
-      const double s = benchmark_seconds(run);
-      if (label == "gemm") {
-        c.gemms.push_back({{run.at("m").get<double>(), run.at("n").get<double>(), run.at("k").get<double>(),
-                            run.value("batch", 1.0)}, s});
-      } else if (label == "memory") {
-        bandwidths.push_back(run.at("bytes").get<double>() / s / 1e9);
-      } else if (const std::string bench = run.value("name", "");
-                 label == "attention" && bench.rfind("attention/unfused_fused_softmax_", 0) == 0) {
-        attention_seconds[bench.find("_bwd/") != std::string::npos ? "bwd" : "fwd"] = s;
-        attention_name = bench;
-      } else if (label == "flash_attention") {
-        attention.push_back(run.at("flops").get<double>() / s / 1e12);
-      } else if (const auto coll = collective_from_name(label); coll && run.contains("bus_factor")) {
-        const bool one_node = run.at("ranks_per_node").get<double>() >= run.at("ranks").get<double>();
-        collectives[collective_key(*coll, one_node)].push_back(
-            {run.at("bytes").get<double>(), s, run.at("bus_factor").get<double>()});
-      }
-    } catch (const json::exception& e) {
-      throw std::runtime_error(run.value("ptdp_file", "?") + ": " + name + ": missing or malformed counter: " + e.what());
+    const JsonAt r = run.at();
+    const std::string label = r.get<std::string>("label", "");
+    const double s = run.seconds;
+    if (label == "gemm") {
+      const double dim = static_cast<double>(kMaxElements);  // the bound a table's GEMM shapes have
+      c.gemms.push_back({{run_counter(r, "m", dim), run_counter(r, "n", dim), run_counter(r, "k", dim),
+                          r.find("batch") ? run_counter(r, "batch", dim) : 1.0}, s});
+    } else if (label == "memory") {
+      bandwidths.push_back(run_counter(r, "bytes", static_cast<double>(kMaxMemoryBytes)) / s / 1e9);
+    } else if (const std::string bench = r.get<std::string>("name", "");
+               label == "attention" && bench.rfind("attention/unfused_fused_softmax_", 0) == 0) {
+      attention_seconds[bench.find("_bwd/") != std::string::npos ? "bwd" : "fwd"] = s;
+      attention_name = r.at("name");
+    } else if (label == "flash_attention") {
+      attention.push_back(run_counter(r, "flops", std::numeric_limits<double>::max()) / s / 1e12);
+    } else if (const auto coll = collective_from_name(label); coll && r.find("bus_factor")) {
+      const double ranks = run_counter(r, "ranks", static_cast<double>(kMaxRanks));
+      const bool one_node = run_counter(r, "ranks_per_node", static_cast<double>(kMaxRanks)) >= ranks;
+      collectives[collective_key(*coll, one_node)].push_back(
+          {run_counter(r, "bytes", static_cast<double>(kMaxMemoryBytes)), s, run_counter(r, "bus_factor", kMaxBusFactor)});
     }
   }
   add_attention_gemms(attention_seconds, attention_name, c);
@@ -161,29 +234,60 @@ void add_samples(const FastestRuns& lone, Calibration& c) {
   for (auto& [key, points] : collectives) c.collectives[key] = fit(points);
 }
 
+// The context of benchmark file `j`, which must be of `machine` (the profile
+// the benchmarks ran for: Google Benchmark's custom context ptdp_machine).
+JsonAt machine_context(const JsonAt& j, const std::string& machine) {
+  const auto ctx = j.find("context");
+  if (!ctx) j.refuse("has no \"context\": ptdp's benchmarks record the machine they ran for (ptdp_machine)");
+  const JsonAt name = ctx->object().at("ptdp_machine");
+  if (name.get<std::string>() != machine)
+    name.refuse("the benchmarks ran for machine " + json_excerpt(name.value()) + ", not --machine " + machine);
+  return *ctx;
+}
+
+// Copies of the program that ran at once (ptdp_concurrent, digits), 1 when not recorded.
+int copies_of(const JsonAt& ctx) {
+  const auto v = ctx.find("ptdp_concurrent");
+  if (!v) return 1;
+  const std::string text = v->get<std::string>();
+  int n = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (error != std::errc() || end != text.data() + text.size() || n < 1 || n > kMaxRanks)
+    v->refuse("a count of copies in [1, " + std::to_string(kMaxRanks) + "] expected (got " + json_excerpt(v->value()) + ")");
+  return n;
+}
+
 }  // namespace
 
-Calibration calibrate(const std::vector<std::filesystem::path>& files, const std::string& machine) {
+Calibration calibrate(const std::vector<BenchmarkFile>& files, const std::string& machine) {
   Calibration c;
   c.machine = machine;
+  std::string names;
   std::map<int, FastestRuns> by_copies;  // copies of the program that ran at once -> their runs
   for (const auto& file : files) {
-    const json j = read_benchmark_json(file);
-    try {
-      const json ctx = j.value("context", json::object());
-      c.precision = ctx.value("ptdp_precision", c.precision);
-      const int copies = std::max(1, std::atoi(ctx.value("ptdp_concurrent", "1").c_str()));
-      by_copies[copies].add(j["benchmarks"], file.string());
-      c.source += (c.source.empty() ? "" : "; ") + file.filename().string() + " (" + ctx.value("ptdp_hardware", "?") +
-                  ", commit " + ctx.value("ptdp_commit", "?") + ", " + ctx.value("date", "?") + ")";
-    } catch (const json::exception& e) {  // a field of the wrong type: the file is not what a benchmark writes
-      throw std::runtime_error(file.string() + ": malformed benchmark JSON: " + e.what());
-    }
+    const JsonAt j(file.doc, file.name);
+    const JsonAt ctx = machine_context(j.object(), machine);
+    c.precision = ctx.get<std::string>("ptdp_precision", c.precision);
+    const JsonAt benchmarks = j.at("benchmarks");
+    if (benchmarks.array().value().empty()) benchmarks.refuse("holds no benchmark run");
+    by_copies[copies_of(ctx)].add(benchmarks);
+    const auto context = [&ctx](const char* key) { return cut_text(ctx.get<std::string>(key, "?"), 100); };
+    const std::string stem = std::filesystem::path(file.name).filename().string();
+    c.source += (c.source.empty() ? "" : "; ") + stem + " (" + context("ptdp_hardware") + ", commit " +
+                context("ptdp_commit") + ", " + context("date") + ")";
+    names += (names.empty() ? "" : ", ") + stem;
   }
   add_samples(by_copies[1], c);
   for (const auto& [copies, runs] : by_copies)
     if (copies > 1) c.host_sharing[copies] = sharing_slowdown(runs, by_copies[1]);
-  return c;
+  // The table's own rules, as `ptdp project` reads it back: no measurement at all, a rate beyond bounds.
+  return Calibration::from_json(c.to_json(), "the calibration of " + cut_text(names));
+}
+
+Calibration calibrate(const std::vector<std::filesystem::path>& files, const std::string& machine) {
+  std::vector<BenchmarkFile> docs;
+  for (const auto& file : files) docs.push_back({file.string(), read_benchmark_json(file)});
+  return calibrate(docs, machine);
 }
 
 }  // namespace ptdp

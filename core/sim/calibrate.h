@@ -17,18 +17,35 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/config/json_read.h"
 #include "core/sim/calibration.h"
 
 namespace ptdp {
 
-// The Google Benchmark JSON of `file` (a bare NaN read as null); std::runtime_error
-// naming the file when it is not such a document.
+// Google Benchmark JSON (a bare NaN or infinity read as null), named `source`;
+// std::runtime_error naming it when it is no document with a "benchmarks" list.
+nlohmann::json parse_benchmark_json(const std::string& text, const std::string& source);
+// The same, of `file`.
 nlohmann::json read_benchmark_json(const std::filesystem::path& file);
-// A benchmark run's real time in seconds (its "real_time" in its "time_unit").
+// A benchmark run's real time in seconds: its "real_time" in its "time_unit"
+// (ns, us, ms or s). JsonRefused naming the field for another unit, or a time
+// that is not finite, positive and normal in seconds, or above kMaxSeconds.
+double benchmark_seconds(const JsonAt& run);
 double benchmark_seconds(const nlohmann::json& run);
 
-// Reads the files (std::runtime_error naming the file and field when one is not
-// Google Benchmark JSON) and builds the table for `machine`.
+// One parsed benchmark file and its name (for refusals).
+struct BenchmarkFile {
+  std::string name;
+  nlohmann::json doc;
+};
+
+// The table of `machine` from the files. Each must have been run for that
+// machine (context ptdp_machine) and hold benchmark runs; every time and
+// counter used must be finite, positive and normal, within bounds. Refusals
+// (JsonRefused, or std::runtime_error) name the file and the field; the table
+// built must pass Calibration::from_json, as `ptdp project` reads it.
+Calibration calibrate(const std::vector<BenchmarkFile>& files, const std::string& machine);
+// Reads the files first (read_benchmark_json).
 Calibration calibrate(const std::vector<std::filesystem::path>& files, const std::string& machine);
 
 }  // namespace ptdp

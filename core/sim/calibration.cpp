@@ -6,7 +6,9 @@
 #include <limits>
 
 #include "core/config/bounds.h"
+#include "core/config/config.h"
 #include "core/config/json_read.h"
+#include "core/metrics/plausibility.h"
 
 namespace ptdp {
 
@@ -15,13 +17,15 @@ using nlohmann::json;
 namespace {
 
 // Member `key` as a finite number above 0 (`positive`) or at least 0, at most
-// `hi`; 0 when absent and not required.
+// `hi`, never denormal; 0 when absent and not required.
 double number(const JsonAt& j, const char* key, bool required, bool positive, double hi = kMaxRate) {
   const auto v = required ? std::optional<JsonAt>(j.at(key)) : j.find(key);
   if (!v) return 0;
   const double x = v->get<double>();
   if (positive ? !(x > 0) : !(x >= 0)) v->refuse(positive ? "must be positive" : "must be at least 0");
   if (x > hi) v->refuse("must be at most " + json_excerpt(hi));
+  if (x != 0)
+    if (const std::string why = positive_figure_problem(x, hi); !why.empty()) v->refuse(why);
   return x;
 }
 
@@ -30,7 +34,7 @@ GemmSample gemm_of(const JsonAt& g) {
   constexpr double kMaxDim = static_cast<double>(kMaxElements);
   s.shape = {number(g, "m", true, true, kMaxDim), number(g, "n", true, true, kMaxDim), number(g, "k", true, true, kMaxDim),
              g.find("batch") ? number(g, "batch", true, true, kMaxDim) : 1.0};
-  s.seconds = number(g, "seconds", true, true);
+  s.seconds = number(g, "seconds", true, true, kMaxSeconds);
   return s;
 }
 
@@ -43,6 +47,7 @@ void read_host_sharing(const JsonAt& sharing, Calibration& c) {
       slowdown.refuse("a rank count of at least 2 expected as the key (got \"" + ranks + "\")");
     const double x = slowdown.get<double>();
     if (!(x > 0)) slowdown.refuse("a positive slowdown expected");
+    if (const std::string why = positive_figure_problem(x, kMaxRate); !why.empty()) slowdown.refuse(why);
     c.host_sharing[n] = x;
   }
 }
@@ -55,7 +60,6 @@ Calibration Calibration::from_json(const json& doc, const std::string& where) {
     j.refuse(std::string("not a calibration table (\"schema\": \"") + kCalibrationSchema + "\" expected)");
   Calibration c;
   c.name = j.get<std::string>("name", "");
-  c.machine = j.get<std::string>("machine", "");
   c.source = j.get<std::string>("source", "");
   c.precision = j.get<std::string>("precision", "bf16");
   // The plan refuses fp8 (config_json.cpp); GEMMs measured in fp8 would smuggle it into a projection.
@@ -71,6 +75,11 @@ Calibration Calibration::from_json(const json& doc, const std::string& where) {
       c.collectives[key] = {number(value, "alpha_us", true, false, kMaxLatencyUs),
                              number(value, "busbw_gbs", true, true)};
   if (const auto sharing = j.find("host_sharing")) read_host_sharing(*sharing, c);
+  c.machine = j.at("machine").get<std::string>();  // the profile it calibrates (machine_mismatch)
+  if (const std::string why = file_name_problem(c.machine); !why.empty()) j.at("machine").refuse("machine name " + why);
+  if (c.gemms.empty() && c.collectives.empty() && c.memory_bandwidth_gbs == 0 && c.flash_attention_tflops == 0)
+    j.refuse("holds no measurement (no GEMM, collective, memory bandwidth or attention rate): a table of nothing "
+             "would price every operation by the profile's datasheet while saying it was calibrated");
   return c;
 }
 
@@ -106,6 +115,12 @@ double Calibration::gemm_time_ratio(const GemmShape& g, const DeviceRates& rates
   for (const auto& s : gemms)
     if (distance(s.shape) < best_distance) best_distance = distance(s.shape), best = &s;
   return best->seconds / rates.analytical_gemm_seconds(best->shape);
+}
+
+std::string Calibration::machine_mismatch(const std::string& profile) const {
+  if (machine == profile) return "";
+  return "calibration " + name + " measured machine " + machine + ", not " + profile +
+         ": another machine's costs would price this one";
 }
 
 double Calibration::host_sharing_at(int ranks) const {

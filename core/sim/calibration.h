@@ -42,10 +42,16 @@ struct Calibration {
   // Empty on a GPU calibration, where each rank has its own device.
   std::map<int, double> host_sharing;
 
-  // Reads "ptdp.calibration/1" JSON; JsonRefused (a std::runtime_error) naming the file, pointer and rule when malformed.
+  // Reads "ptdp.calibration/1" JSON; JsonRefused (a std::runtime_error) naming
+  // the file, pointer and rule when malformed: a time that is not finite,
+  // positive and normal, a rate beyond bounds, no machine named, or no
+  // measurement at all.
   static Calibration load(const std::filesystem::path& file);
   static Calibration from_json(const nlohmann::json& j, const std::string& where);
   nlohmann::json to_json() const;
+
+  // Why this table cannot price plans on machine profile `profile`, or "": it measured another machine.
+  std::string machine_mismatch(const std::string& profile) const;
 
   // measured / analytical time at the measured shape nearest to g; 1 without samples.
   double gemm_time_ratio(const GemmShape& g, const DeviceRates& rates) const;

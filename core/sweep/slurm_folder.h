@@ -8,6 +8,7 @@
 #pragma once
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -35,6 +36,10 @@ SweepIdentity read_identity(const JsonAt& j);  // throws JsonRefused
 std::string identity_mismatch(const SweepIdentity& here, const SweepIdentity& other);
 
 std::filesystem::path manifest_path(const std::filesystem::path& dir);
+// The point indices a manifest (`doc`, read from `source`) lists, which must
+// be of `sweep`; JsonRefused naming the field: not a manifest, another sweep's,
+// an index outside the sweep (its file changed since), or one listed twice.
+std::vector<int> manifest_points(const nlohmann::json& doc, const std::string& source, const Sweep& sweep);
 // "point-N", the stem of point N's files in the folder.
 std::string point_stem(int index);
 std::filesystem::path point_result_path(const std::filesystem::path& dir, int index);
@@ -47,5 +52,10 @@ struct PointFile {
 };
 nlohmann::json point_file_json(const PointFile& p);
 PointFile read_point_file(const std::filesystem::path& file);  // throws JsonRefused
+// Why the result of point file `p` may not be merged as `point`'s measurement,
+// or "": a result filed as measured that says otherwise, another layout than
+// the point's, or (status ok) figures that cannot be a run's
+// (core/metrics/plausibility.h). Names the field: "/result/plan: ...".
+std::string result_problem(const PointFile& p, const SweepPoint& point);
 
 }  // namespace ptdp

@@ -1,7 +1,6 @@
 // Records of finished points, acceptance bands, and the resumable results file.
 #include "core/sweep/sweep_results.h"
 
-#include <algorithm>
 #include <chrono>
 #include <ctime>
 
@@ -109,26 +108,26 @@ SweepResults::SweepResults(const std::filesystem::path& file, const Sweep& sweep
   if (name != sweep.name)
     j.refuse("holds the results of sweep \"" + name + "\", not \"" + sweep.name + "\"");
   // finished() matches on each record's key: every record must carry one.
-  for (const JsonAt& p : j.at("points").elements()) p.at("key").get<std::string>();
+  std::size_t i = 0;
+  for (const JsonAt& p : j.at("points").elements()) at_.emplace(p.at("key").get<std::string>(), i++);
   doc_["points"] = old["points"];
 }
 
 bool SweepResults::finished(const std::string& key) const { return record(key) != nullptr; }
 
 const json* SweepResults::record(const std::string& key) const {
-  for (const auto& p : doc_["points"])
-    if (p["key"] == key) return &p;
-  return nullptr;
+  const auto it = at_.find(key);
+  return it == at_.end() ? nullptr : &doc_["points"][it->second];
 }
 
 bool SweepResults::put(const std::vector<json>& records) {
   bool changed = false;
   for (const json& r : records) {
     json& points = doc_["points"];
-    const auto old = std::find_if(points.begin(), points.end(), [&](const json& p) { return p["key"] == r["key"]; });
-    if (old != points.end() && *old == r) continue;
-    if (old != points.end()) *old = r;
-    else points.push_back(r);
+    const auto [it, fresh] = at_.emplace(r["key"].get<std::string>(), points.size());
+    if (fresh) points.push_back(r);
+    else if (points[it->second] == r) continue;
+    else points[it->second] = r;
     changed = true;
   }
   if (!changed) return false;
@@ -139,6 +138,7 @@ bool SweepResults::put(const std::vector<json>& records) {
 }
 
 void SweepResults::add(const json& record) {
+  at_.emplace(record["key"].get<std::string>(), doc_["points"].size());
   doc_["points"].push_back(record);
   doc_["updated"] = utc_now();
   doc_["software"] = software_info();

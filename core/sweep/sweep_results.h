@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -60,6 +61,7 @@ class SweepResults {
  private:
   std::filesystem::path file_;
   nlohmann::json doc_;
+  std::unordered_map<std::string, std::size_t> at_;  // key -> its record's index in doc_["points"] (the first)
 };
 
 }  // namespace ptdp

@@ -42,7 +42,8 @@ json gemm_benchmarks(const Config& c, double slowdown) {
                     {"batch", 1}});
   runs.push_back({{"name", "layernorm/fwd"}, {"run_type", "iteration"}, {"label", "memory"}, {"time_unit", "ms"},
                   {"real_time", 1.0}, {"bytes", 1e9}});  // 1 GB in 1 ms: 1000 GB/s
-  return {{"context", {{"ptdp_hardware", "test"}, {"ptdp_precision", "bf16"}}}, {"benchmarks", runs}};
+  return {{"context", {{"ptdp_hardware", "test"}, {"ptdp_precision", "bf16"}, {"ptdp_machine", "a100-80gb"}}},
+          {"benchmarks", runs}};
 }
 
 TEST(Calibrate, ASlowerGemmTableGivesASlowerProjection) {
@@ -68,7 +69,7 @@ TEST(Calibrate, CollectivesFitAlphaAndBusBandwidthPerLinkClass) {
     runs.push_back({{"name", "collective/all_reduce"}, {"run_type", "iteration"}, {"label", "all_reduce"},
                     {"time_unit", "us"}, {"real_time", 10 + 1e6 * bytes / 50e9}, {"bytes", bytes}, {"bus_factor", 1.0},
                     {"ranks", 2}, {"ranks_per_node", 2}});
-  const auto file = dir.write("coll.json", json({{"context", json::object()}, {"benchmarks", runs}}).dump());
+  const auto file = dir.write("coll.json", json({{"context", {{"ptdp_machine", "a100-80gb"}}}, {"benchmarks", runs}}).dump());
   const Calibration c = calibrate({file}, "a100-80gb");
   const CollectiveRate* r = c.collective(Collective::all_reduce, true);
   ASSERT_NE(r, nullptr);
@@ -92,7 +93,7 @@ TEST(Calibrate, EachBenchmarkCountsByItsFastestRepetition) {
   for (const auto& r : {rep(3, "iteration", false), rep(0.5, "iteration", true), rep(2, "iteration", false),
                         rep(2.5, "iteration", false), rep(0.1, "aggregate", false)})
     runs.push_back(r);
-  std::string text = json({{"context", json::object()}, {"benchmarks", runs}}).dump();
+  std::string text = json({{"context", {{"ptdp_machine", "a100-80gb"}}}, {"benchmarks", runs}}).dump();
   // Google Benchmark's cv of an always-0 counter over repetitions: a bare NaN.
   text.insert(text.rfind(']'), R"(, {"name": "gemm/a_cv", "run_type": "aggregate", "wrong": NaN, "real_time": 0})");
   const auto first = dir.write("reps.json", text);
@@ -100,7 +101,7 @@ TEST(Calibrate, EachBenchmarkCountsByItsFastestRepetition) {
   ASSERT_EQ(c.gemms.size(), 1u);
   EXPECT_DOUBLE_EQ(c.gemms[0].seconds, 2e-3);
   // A second attempt's file: the fastest over both counts, once.
-  const auto second = dir.write("again.json", json({{"context", json::object()}, {"benchmarks", {rep(1.5, "iteration", false)}}}).dump());
+  const auto second = dir.write("again.json", json({{"context", {{"ptdp_machine", "a100-80gb"}}}, {"benchmarks", {rep(1.5, "iteration", false)}}}).dump());
   const Calibration both = calibrate({first, second}, "a100-80gb");
   ASSERT_EQ(both.gemms.size(), 1u);
   EXPECT_DOUBLE_EQ(both.gemms[0].seconds, 1.5e-3);
@@ -144,6 +145,27 @@ TEST(Calibrate, KernelsMeasuredBesideAnotherCopyPriceRanksSharingTheHost) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("cal.json: /host_sharing/1: a rank count of at least 2"), std::string::npos) << e.what();
   }
+}
+
+// A table measures one machine: `ptdp project` and `ptdp slice` refuse it for
+// a config on another (exit 2, before anything is measured), take it for its own.
+TEST(Calibrate, ATableOfAnotherMachineIsRefusedForThisOne) {
+  test::ScratchDir dir("calibrate-machine");
+  Calibration table;
+  table.name = "cal";
+  table.machine = "a100-80gb";
+  table.memory_bandwidth_gbs = 1000;
+  dir.write("cal.json", table.to_json().dump());
+  dir.write("tiny.json", test::tiny_config_json().dump());  // cpu-host
+  for (const char* command : {"project --config tiny.json", "slice --config tiny.json"}) {
+    const auto r = test::run_command(test::ptdp_cli() + " " + command + " --calibration cal.json", dir);
+    EXPECT_EQ(r.status, 2) << command << r.out << r.err;
+    EXPECT_NE(r.err.find("calibration cal measured machine a100-80gb, not cpu-host"), std::string::npos) << r.err;
+  }
+  table.machine = "cpu-host";
+  dir.write("cal.json", table.to_json().dump());
+  const auto r = test::run_command(test::ptdp_cli() + " project --config tiny.json --calibration cal.json", dir);
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
 }
 
 }  // namespace

@@ -38,7 +38,8 @@ TEST(CliFp8, ProjectRefusesACalibrationMeasuredInFp8) {
   EXPECT_NE(r.err.find("/precision"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("fp8 is out of scope"), std::string::npos) << r.err;
   // The same table in bf16 is taken.
-  const auto bf16 = dir.write("bf16.json", R"({"schema": "ptdp.calibration/1", "precision": "bf16"})");
+  const auto bf16 = dir.write("bf16.json", R"({"schema": "ptdp.calibration/1", "precision": "bf16",
+                                              "machine": "h100-80gb", "memory_bandwidth_gbs": 3000})");
   EXPECT_EQ(test::run_command(test::ptdp_cli() + " project --config " + config.string() + " --calibration " +
                                   bf16.string(), dir).status, 0);
 }

@@ -4,8 +4,12 @@
 // history` over a folder of them flags the slow commit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
+#include "core/metrics/result_io.h"
 #include "tests/cli_test_util.h"
 #include "tests/compare_test_util.h"
 
@@ -28,13 +32,26 @@ json slowed_run(json r, double factor) {
   return r;
 }
 
-// `r` with 20 samples within ±1% of its median: a run on a quiet machine.
-json tight(json r) {
-  const double median = r["metrics"]["iteration_s"]["median"].get<double>();
-  json samples = json::array();
-  for (int i = 0; i < 20; ++i) samples.push_back(median * (1 + 0.001 * (i - 10)));
-  r["metrics"]["iteration_s"]["samples"] = samples;
+// `r` with these iteration samples, its median theirs and its TFLOP/s
+// following from that median, as ptdp train records a run (the gate refuses
+// figures that disagree: core/metrics/plausibility.h).
+json with_samples(json r, const std::vector<double>& samples) {
+  json& it = r["metrics"]["iteration_s"];
+  const double before = it["median"].get<double>(), after = median(samples);
+  it["samples"] = samples;
+  it["median"] = after;
+  it["min"] = *std::min_element(samples.begin(), samples.end());
+  it["max"] = *std::max_element(samples.begin(), samples.end());
+  r["metrics"]["model_tflops_per_gpu"] = r["metrics"]["model_tflops_per_gpu"].get<double>() * before / after;
   return r;
+}
+
+// `r` with 21 samples within ±1% of its median: a run on a quiet machine.
+json tight(const json& r) {
+  const double median = r["metrics"]["iteration_s"]["median"].get<double>();
+  std::vector<double> samples;
+  for (int i = 0; i <= 20; ++i) samples.push_back(median * (1 + 0.001 * (i - 10)));
+  return with_samples(r, samples);
 }
 
 test::Run compare_files(const ScratchDir& dir, const json& base, const json& now, const std::string& options) {
@@ -90,14 +107,8 @@ TEST(CliGate, ATenPercentSlowdownInsideAWideSpreadIsNoise) {
 // The medians 7.4% apart but each run's spread covering the other's: noise (p 0.26).
 TEST(CliGate, MediansBeyondTheThresholdInsideTheSpreadPass) {
   ScratchDir dir("gate-overlap");
-  json base = fixture("base.json"), now = base;
-  auto& b = base["metrics"]["iteration_s"];
-  auto& n = now["metrics"]["iteration_s"];
-  b["samples"] = {1.00, 1.30, 1.02, 1.28, 1.04, 1.26, 1.06, 1.24};
-  n["samples"] = {1.02, 1.31, 1.20, 1.29, 1.05, 1.27, 1.22, 1.25};
-  b["median"] = 1.15;
-  n["median"] = 1.235;
-  now["metrics"]["model_tflops_per_gpu"] = base["metrics"]["model_tflops_per_gpu"].get<double>() * 1.15 / 1.235;
+  const json base = with_samples(fixture("base.json"), {1.00, 1.30, 1.02, 1.28, 1.04, 1.26, 1.06, 1.24});  // median 1.15
+  const json now = with_samples(fixture("base.json"), {1.02, 1.31, 1.20, 1.29, 1.05, 1.27, 1.22, 1.25});   // 1.235
   const auto r = compare_files(dir, base, now, "--junit j.xml");
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("within noise"), std::string::npos) << r.out;
@@ -106,8 +117,7 @@ TEST(CliGate, MediansBeyondTheThresholdInsideTheSpreadPass) {
 
 TEST(CliGate, TooFewSamplesAreSaidNotPassedSilently) {
   ScratchDir dir("gate-few");
-  json base = fixture("base.json");
-  base["metrics"]["iteration_s"]["samples"] = {1.0, 1.01};
+  const json base = with_samples(fixture("base.json"), {1.0, 1.01});
   const json now = slowed_run(base, 1.10);
   const auto r = compare_files(dir, base, now, "--junit j.xml");
   EXPECT_EQ(r.status, 1) << r.out << r.err;  // the threshold alone flags it
@@ -210,6 +220,64 @@ TEST(CliHistory, APlotThatCannotBeDrawnLeavesNoOutput) {
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "h.png"));
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "h.json"));
+}
+
+// The plot's scratch space: a folder of the run's own, made by mkdtemp (mode
+// 0700, a name no one can guess from the process id) and removed after. A
+// stand-in for Python records where its input lay. Links planted beforehand
+// under the old predictable name (ptdp-history-PID, for the next few hundred
+// process ids) would have led the plot's log onto a victim file and
+// truncated it; the victim keeps its bytes.
+TEST(CliHistory, ThePlotsScratchFolderIsItsOwnAndRemoved) {
+  ScratchDir dir("history-scratch");
+  const auto tmp = dir.path() / "tmp", trap = dir.path() / "trap";
+  std::filesystem::create_directories(dir.path() / "runs");
+  std::filesystem::create_directories(tmp);
+  std::filesystem::create_directories(trap);
+  std::ofstream(dir.path() / "runs" / "1.json") << fixture("base.json").dump();
+  const auto victim = dir.write("victim.txt", "precious");
+  std::filesystem::create_symlink(victim, trap / "plot.log");
+  std::filesystem::create_symlink(victim, trap / "history.json");
+  long last_pid = 0;
+  std::ifstream("/proc/sys/kernel/ns_last_pid") >> last_pid;
+  for (long pid = last_pid + 1; last_pid > 0 && pid < last_pid + 400; ++pid)
+    std::filesystem::create_symlink(trap, tmp / ("ptdp-history-" + std::to_string(pid)));
+  const auto fake = dir.write("python", R"sh(#!/bin/sh
+# report/plot_history.py INPUT PNG: where the input lay, that folder's mode, who started this
+d=$(dirname "$2")
+printf '%s\n%s\n%s\n' "$d" "$(stat -c %a "$d")" "$PPID" > "$RECORD"
+printf png > "$3"
+)sh");
+  std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+  const auto r = test::run_command("TMPDIR=" + tmp.string() + " RECORD=" + (dir.path() / "record.txt").string() + " " +
+                                       test::ptdp_cli() + " history runs --out h.png --python " + fake.string(),
+                                   dir);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(test::read_file(dir.path() / "h.png"), "png");
+  std::istringstream record(test::read_file(dir.path() / "record.txt"));
+  std::string folder, mode, parent;
+  std::getline(record, folder), std::getline(record, mode), std::getline(record, parent);
+  EXPECT_EQ(std::filesystem::path(folder).parent_path(), tmp);
+  EXPECT_EQ(std::filesystem::path(folder).filename().string().rfind("ptdp-history-", 0), 0u) << folder;
+  EXPECT_NE(std::filesystem::path(folder).filename().string(), "ptdp-history-" + parent) << "named by the process id";
+  EXPECT_EQ(mode, "700");
+  EXPECT_FALSE(std::filesystem::exists(folder)) << "the scratch folder is removed";
+  EXPECT_EQ(test::read_file(victim), "precious");
+}
+
+// --out and --json are never one of the files the history reads, by name or through a link.
+TEST(CliHistory, AnOutputThatIsOneOfItsInputsIsRefused) {
+  ScratchDir dir("history-inputs");
+  std::filesystem::create_directories(dir.path() / "runs");
+  const std::string text = fixture("base.json").dump();
+  std::ofstream(dir.path() / "runs" / "1.json") << text;
+  std::filesystem::create_symlink(dir.path() / "runs" / "1.json", dir.path() / "link.json");
+  for (const std::string out : {"--json runs/1.json", "--json link.json", "--out runs/1.json"}) {
+    const auto r = test::run_command(test::ptdp_cli() + " history runs " + out, dir);
+    EXPECT_EQ(r.status, 2) << out << r.out << r.err;
+    EXPECT_NE(r.err.find("is the input DIR"), std::string::npos) << out << r.err;
+    EXPECT_EQ(test::read_file(dir.path() / "runs" / "1.json"), text) << out;
+  }
 }
 
 }  // namespace

@@ -9,7 +9,6 @@
 
 #include <functional>
 #include <map>
-#include <set>
 
 #include "core/config/json_read.h"
 #include "core/metrics/compare.h"
@@ -17,6 +16,7 @@
 #include "core/sim/calibration.h"
 #include "core/sweep/sweep_results.h"
 #include "tests/cli_test_util.h"
+#include "tests/corpus_replay.h"
 
 namespace ptdp {
 namespace {
@@ -24,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-fs::path corpus() { return fs::path(PTDP_SOURCE_DIR) / "tests" / "corpus"; }
+fs::path corpus() { return test::corpus_dir(); }
 
 // Each reader as the commands call it; a refusal is an exception.
 using Reader = std::function<void(const fs::path&)>;
@@ -183,34 +183,15 @@ const std::map<std::string, std::string>& expected_of_any() {
   return all;
 }
 
-std::set<std::string> files_in(const fs::path& dir) {
-  std::set<std::string> out;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().extension() == ".json") out.insert(e.path().filename().string());
-  return out;
-}
-
 TEST(InputCorpus, EveryFileIsRefusedByItsReaderNamingWhereAndWhy) {
-  int replayed = 0;
-  for (const auto& [name, read] : readers())
-    for (const auto& file : files_in(corpus() / name)) {
-      const std::string key = name + "/" + file;
-      const auto want = expected().find(key);
-      if (want == expected().end()) {
-        ADD_FAILURE() << key << " has no expected message in this test";
-        continue;
-      }
-      const std::string got = refusal(read, corpus() / name / file);
-      EXPECT_NE(got, "") << key << " was accepted";
-      EXPECT_NE(got.find(want->second), std::string::npos) << key << " refused with:\n" << got;
-      ++replayed;
-    }
-  EXPECT_EQ(replayed, static_cast<int>(expected().size())) << "an expected message names a file the corpus lacks";
+  std::map<std::string, test::CorpusRefusal> refusals;
+  for (const auto& [name, read] : readers()) refusals[name] = [read](const fs::path& f) { return refusal(read, f); };
+  test::replay_corpus(refusals, expected());
 }
 
 TEST(InputCorpus, EveryReaderRefusesTheFilesOfAny) {
-  EXPECT_EQ(files_in(corpus() / "any").size(), expected_of_any().size());
-  for (const auto& file : files_in(corpus() / "any")) {
+  EXPECT_EQ(test::corpus_files(corpus() / "any").size(), expected_of_any().size());
+  for (const auto& file : test::corpus_files(corpus() / "any")) {
     const auto want = expected_of_any().find(file);
     ASSERT_NE(want, expected_of_any().end()) << "any/" << file << " has no expected message in this test";
     for (const auto& [name, read] : readers()) {

@@ -174,6 +174,7 @@ TEST(Calibration, ASlowerGemmTableGivesASlowerProjection) {
   const DeviceRates dev(c.machine, c.plan.precision, nullptr);
   Calibration slow;
   slow.name = "slow";
+  slow.machine = c.machine.name;
   const GemmShape g{2048, 3 * 4096, 4096};
   slow.gemms.push_back({g, 2 * dev.analytical_gemm_seconds(g)});  // measured at half the modelled speed
   const Calibration again = Calibration::from_json(slow.to_json(), "round trip");
