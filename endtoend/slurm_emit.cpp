@@ -139,7 +139,7 @@ EmitFiles render_jobs(const Sweep& sweep, const EmitPlan& plan, const fs::path& 
 // FIFO or a folder is refused, never written through.
 void write_jobs(const EmitFiles& texts) {
   OutputFiles files;
-  for (const auto& [path, text] : texts) files.add_text(path, text);
+  for (const auto& [path, text] : texts) files.add_text(path, text, path.extension() != ".json");  // scripts run as ./NAME
   files.commit();
 }
 

@@ -40,7 +40,8 @@ StagedFile::StagedFile(fs::path path, StageOptions options) : path_(std::move(pa
          path_, errno);
   for (int attempt = 0; attempt < 16 && fd_ < 0; ++attempt) {
     tmp_name_ = temporary_name(path_);
-    fd_ = ::openat(folder_fd_, tmp_name_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    fd_ = ::openat(folder_fd_, tmp_name_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                   options_.executable ? 0777 : 0666);
     if (fd_ < 0 && errno != EEXIST) break;
   }
   if (fd_ < 0) {

@@ -19,6 +19,7 @@ struct StageOptions {
   // makes and owns (a checkpoint's iter_NNNNNNN), where a planted link would
   // redirect the write. A folder the user names may be a link.
   bool folder_no_follow = false;
+  bool executable = false;  // created 0777 before the umask (a script), else 0666
 };
 
 class StagedFile {

@@ -83,8 +83,13 @@ void OutputFiles::discard() { staged_.clear(); }  // each StagedFile removes its
 
 void OutputFiles::add(const fs::path& path, const nlohmann::json& j, int indent) { add_text(path, j.dump(indent) + "\n"); }
 
-void OutputFiles::add_text(const fs::path& path, const std::string& text) {
-  add_stream(path, [&](StagedFile& out) { out.write(text); });
+void OutputFiles::add_text(const fs::path& path, const std::string& text, bool executable) {
+  try {
+    stage(path, {.executable = executable}).write(text);
+  } catch (const std::exception& e) {
+    discard();
+    throw std::runtime_error(std::string("writing ") + path.string() + ": " + e.what());
+  }
 }
 
 void OutputFiles::add_file(const fs::path& path, const Writer& write) {
@@ -100,14 +105,14 @@ void OutputFiles::add_stream(const fs::path& path, const StreamWriter& write) {
   }
 }
 
-StagedFile& OutputFiles::stage(const fs::path& path) {
+StagedFile& OutputFiles::stage(const fs::path& path, StageOptions options) {
   for (const auto& s : staged_)
     if (fs::absolute(s->path()).lexically_normal() == fs::absolute(path).lexically_normal() || same_file(s->path(), path))
       throw std::runtime_error(path.string() + " is named twice");
   if (std::string why = not_replaceable(path); !why.empty()) throw std::runtime_error(why);
   fs::create_directories(folder_of(path));
   remove_stale_temporaries(path);
-  staged_.push_back(std::make_unique<StagedFile>(path));
+  staged_.push_back(std::make_unique<StagedFile>(path, options));
   return *staged_.back();
 }
 

@@ -35,8 +35,8 @@ class OutputFiles {
 
   // Throws std::runtime_error naming the path (nothing of this set is kept then).
   void add(const std::filesystem::path& path, const nlohmann::json& j, int indent = 2);
-  // A text file (JUnit XML, Markdown) as it is.
-  void add_text(const std::filesystem::path& path, const std::string& text);
+  // A text file (JUnit XML, Markdown; a script when `executable`) as it is.
+  void add_text(const std::filesystem::path& path, const std::string& text, bool executable = false);
   // Any other file: `write` fills the (new, exclusively created) temporary path it is given, or throws.
   using Writer = std::function<void(const std::filesystem::path& tmp)>;
   void add_file(const std::filesystem::path& path, const Writer& write);
@@ -46,7 +46,7 @@ class OutputFiles {
   void commit();
 
  private:
-  StagedFile& stage(const std::filesystem::path& path);
+  StagedFile& stage(const std::filesystem::path& path, StageOptions options = {});
   void discard();
   std::vector<std::unique_ptr<StagedFile>> staged_;
 };

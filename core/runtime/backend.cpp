@@ -19,12 +19,14 @@ namespace ptdp {
 
 namespace {
 
+#ifdef PTDP_HAVE_NCCL
 // This process's rank on its node, from the launcher (Open MPI, Slurm, MPICH), else 0.
 int local_rank() {
   for (const char* var : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID", "PMI_LOCAL_RANK"})
     if (const char* v = std::getenv(var)) return std::atoi(v);
   return 0;
 }
+#endif
 
 Backend cpu_backend(Communicator& host) {
   Backend b;
@@ -172,7 +174,7 @@ Backend make_backend(Device device, const Config& cfg, Communicator& host, doubl
 #ifdef PTDP_HAVE_NCCL
   if (device == Device::cuda) return cuda_backend(cfg, host, timeout_s);
 #endif
-  (void)cfg, (void)timeout_s;
+  (void)device, (void)cfg, (void)timeout_s;
   return cpu_backend(host);
 }
 

@@ -133,6 +133,12 @@ TEST(SweepSlurm, JobsAskForThePointsShapeAndProjectedPointsAreNotEmitted) {
                            "srun --nodes=1 --ntasks=2 --ntasks-per-node=2 ptdp train"})
     EXPECT_NE(job.find(line), std::string::npos) << line << " not in\n" << job;
   EXPECT_EQ(job.find("gpus-per-node"), std::string::npos);
+  // The scripts can be run as ./submit.sh; the manifest is data.
+  namespace fs = std::filesystem;
+  const auto exec = [](const fs::path& p) { return (fs::status(p).permissions() & fs::perms::owner_exec) != fs::perms::none; };
+  EXPECT_TRUE(exec(dir.path() / "jobs" / "submit.sh"));
+  EXPECT_TRUE(exec(dir.path() / "jobs" / "point-1.sbatch"));
+  EXPECT_FALSE(exec(dir.path() / "jobs" / "manifest.json"));
   const json manifest = json::parse(test::read_file(dir.path() / "jobs" / "manifest.json"));
   EXPECT_EQ(manifest["points"].size(), 2u);
   s["mode"] = "project";
