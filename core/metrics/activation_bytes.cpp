@@ -2,8 +2,10 @@
 #include "core/metrics/activation_bytes.h"
 
 #include <stdexcept>
+#include <vector>
 
 #include "core/config/rank_dims.h"
+#include "core/model/layer_ops.h"
 
 namespace ptdp {
 
@@ -20,18 +22,8 @@ MemoryTraits memory_traits(Device device, Precision precision, bool fused_attent
 
 namespace {
 
-// The attention state a layer keeps for its backward (LayerActs::attn_saved):
-// unfused, the probabilities (b, a/t, s, s) in the compute type; fused, the
-// fp32 log-sum-exp (b, a/t, s).
-std::int64_t attention_state_bytes(const RankDims& r, const MemoryTraits& tr) {
-  return tr.scores_materialized ? r.n * r.a * r.s * tr.weight_bytes : r.n * r.a * 4;
-}
-
-}  // namespace
-
-namespace {
-
-// Widths (elements a token) of the split tensors of one layer on this rank.
+// Widths (elements a token) of the split tensors of one layer on this rank,
+// for Korthikanti et al.'s counts.
 struct SplitWidths {
   std::int64_t q;    // queries (and the attention output): a/t·d
   std::int64_t kv;   // keys and values of g/t kv heads (one replicated head when t > g): 2·g_r·d
@@ -44,27 +36,25 @@ SplitWidths split_widths(const Model& m, const RankDims& r) {
   return {q, 2 * r.g * r.d, (m.activation == Activation::swiglu ? 2 : 1) * r.f, r.f};
 }
 
-// fp32 statistics a norm keeps a row: mean and rstd (layernorm), rstd (rmsnorm).
-std::int64_t norm_stat_bytes(const Model& m) { return m.norm == Norm::layernorm ? 8 : 4; }
+// A layer's records at the element size and attention state the traits say:
+// their `saved` bytes are the tensors ptdp's layer keeps (core/model/layer_ops.h).
+std::vector<LayerOp> kept_ops(const Model& m, const Plan& p, const MemoryTraits& tr, Pass pass) {
+  Plan kept = p;
+  kept.attention = tr.scores_materialized ? Attention::unfused : Attention::flash;
+  RankDims r(m, kept);
+  r.e = tr.weight_bytes;
+  return layer_ops(m, kept, r, pass);
+}
 
 }  // namespace
 
-// LayerActs, per rank, e bytes an element unless fp32 is said (rows = n, or
-// n/t under sequence parallelism):
-//   x (rows, h), ln1.y (rows, h), x2 (rows, h), ln2.y (rows, h)    4·rows·h
-//   q (b, s, a/t·d), kv (b, s, 2·g_r·d) after rope, attn (b, s, a/t·d)   n·(2q + kv)
-//     (GPT: qkv (b, s, 3h/t) and attn (b, s, h/t), 4·n·h/t)
-//   fc1 (b, s, f/t; SwiGLU 2f/t), gelu or swiglu out (b, s, f/t)   n·(fc1 + f/t)
-//   ln1 and ln2 statistics (rows) fp32: mean and rstd, or rstd     16 (8 rmsnorm)·rows bytes
-//   attn_saved, dropped under selective recompute                  attention_state_bytes
-// Full recompute keeps x only (LayerActs::drop_all_but_input).
+// The bytes ptdp's layer keeps between forward and backward: each forward
+// record's (LayerActs: the input and the norms' outputs and statistics, q, kv,
+// the attention output and state, fc1's output and the activation's; under full
+// recompute the input alone, under selective all but the attention state).
 std::int64_t layer_activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr) {
-  const RankDims r(m, p);
-  const std::int64_t e = tr.weight_bytes, rows = r.nr;
-  if (p.recompute == Recompute::full) return rows * r.h * e;
-  const SplitWidths w = split_widths(m, r);
-  std::int64_t bytes = rows * (4 * r.h * e + 2 * norm_stat_bytes(m)) + r.n * (2 * w.q + w.kv + w.fc1 + w.f) * e;
-  if (p.recompute == Recompute::none) bytes += attention_state_bytes(r, tr);
+  std::int64_t bytes = 0;
+  for (const LayerOp& op : kept_ops(m, p, tr, Pass::forward)) bytes += op.saved;
   return bytes;
 }
 
@@ -73,7 +63,8 @@ std::int64_t layer_activation_bytes(const Model& m, const Plan& p, const MemoryT
 // nothing: its output is the first layer's x.
 std::int64_t head_activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr) {
   const RankDims r(m, p);
-  return r.nr * (2 * r.h * tr.weight_bytes + norm_stat_bytes(m)) + r.n * (r.vt * tr.weight_bytes + 2 * 4);
+  const std::int64_t norm_stats = m.norm == Norm::layernorm ? 8 : 4;  // fp32 mean and rstd, or rstd, a row
+  return r.nr * (2 * r.h * tr.weight_bytes + norm_stats) + r.n * (r.vt * tr.weight_bytes + 2 * 4);
 }
 
 namespace {
@@ -136,10 +127,13 @@ ActivationBytes activation_bytes(const Model& m, const Plan& p, const MemoryTrai
     case ActivationFormula::korthikanti: a = korthikanti_formula(m, p, tr); break;
     default: throw std::invalid_argument("activation_bytes: unknown formula");
   }
-  const RankDims r(m, p);
-  const SplitWidths w = split_widths(m, r);
-  a.weight_grad_dy = r.n * (2 * r.h + w.q + w.kv + w.fc1) * tr.weight_bytes;
-  a.weight_grad_x = r.n * (2 * r.h + w.q + w.f) * tr.weight_bytes;
+  // A deferred W keeps each weight-gradient GEMM dW (m, k) = dyᵀ (m, n) · x (n, k):
+  // dy of each, x once for kv beside q (one input).
+  for (const LayerOp& op : kept_ops(m, p, tr, Pass::backward)) {
+    if (op.kind != OpKind::linear_weight_grad) continue;
+    a.weight_grad_dy += op.sizes[0] * op.sizes[2] * tr.weight_bytes;
+    if (!op.with_previous) a.weight_grad_x += op.sizes[1] * op.sizes[2] * tr.weight_bytes;
+  }
   return a;
 }
 

@@ -1,5 +1,8 @@
-// Parameter and FLOP counts.
+// Parameter and FLOP counts; a layer's FLOPs from its op records (core/model/layer_ops.h).
 #include "core/metrics/flops.h"
+
+#include "core/config/rank_dims.h"
+#include "core/model/layer_ops.h"
 
 namespace ptdp {
 
@@ -37,19 +40,38 @@ std::int64_t parameter_count(const Model& m) {
 
 double parameters_eq2(const Model& m) { return static_cast<double>(parameter_count(m) - norm_parameter_count(m)); }
 
-double layer_matmul_weights(const Model& m) {
-  const std::int64_t h = m.hidden, f = m.ffn();
-  return static_cast<double>(2 * h * h + h * kv_width(m) + mlp_matrices(m) * h * f);
+namespace {
+
+// The whole layer's records for one sequence (t = 1, b = 1): what a pass runs,
+// as FLOPs a token (its GEMMs' weights) and a sequence (the attention scores).
+struct PassWork {
+  std::int64_t weights = 0;   // Σ out·in of its linears' GEMMs
+  double attention = 0;       // FLOPs of its attention cores, one sequence
+};
+
+PassWork pass_work(const Model& m, Pass pass, Recompute recompute = Recompute::none) {
+  Plan one;
+  one.micro_batch = 1, one.recompute = recompute;
+  PassWork w;
+  for (const LayerOp& op : layer_ops(m, one, RankDims(m, one), pass)) {
+    if (kind_traits(op.kind).basis == CostBasis::attention) w.attention += op.flops;
+    else if (op.has_gemm()) w.weights += op.sizes[1] * op.sizes[2];  // y (tokens, out) = x (tokens, in) · Wᵀ
+  }
+  return w;
 }
 
-double attention_scores_flops(const Model& m, double batch) {
-  const double s = d(m.seq_len), h = d(m.hidden);
-  return 4 * batch * s * s * h;
+// 2·B·s·weights + B·attention: the FLOPs of a pass over `batch` sequences.
+double pass_flops(const Model& m, const PassWork& w, double batch) {
+  return 2 * batch * d(m.seq_len) * static_cast<double>(w.weights) + batch * w.attention;
 }
 
-double layer_forward_flops(const Model& m, double batch) {
-  return 2 * batch * d(m.seq_len) * layer_matmul_weights(m) + attention_scores_flops(m, batch);
-}
+}  // namespace
+
+double layer_matmul_weights(const Model& m) { return static_cast<double>(pass_work(m, Pass::forward).weights); }
+
+double attention_scores_flops(const Model& m, double batch) { return batch * pass_work(m, Pass::forward).attention; }
+
+double layer_forward_flops(const Model& m, double batch) { return pass_flops(m, pass_work(m, Pass::forward), batch); }
 
 double logit_flops(const Model& m, double batch) {
   return 6 * batch * d(m.seq_len) * d(m.hidden) * d(m.vocab);
@@ -69,12 +91,8 @@ double model_flops(const Model& m, double batch, Recompute r) {
 
 double hardware_flops(const Model& m, double batch, Recompute r) {
   const double base = model_flops_no_recompute(m, batch);
-  switch (r) {
-    case Recompute::none: return base;
-    case Recompute::selective: return base + d(m.layers) * attention_scores_flops(m, batch);
-    case Recompute::full: return base + d(m.layers) * layer_forward_flops(m, batch);
-  }
-  return base;
+  if (r == Recompute::none) return base;
+  return base + d(m.layers) * pass_flops(m, pass_work(m, Pass::recompute, r), batch);
 }
 
 Utilization utilization(const Model& m, const Plan& p, double iteration_s, double peak_tflops) {

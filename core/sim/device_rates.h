@@ -1,19 +1,15 @@
 // Time of one kernel on one GPU from its shape: GEMMs by an analytical
 // efficiency curve (or a calibration table of measured GEMMs), memory-bound
 // kernels by bytes moved. Letters: a GEMM computes C (m×n) = A (m×k) · B (k×n),
-// `batch` times (batched GEMMs of attention).
+// `batch` times (batched GEMMs of attention; core/model/gemm_shape.h).
 #pragma once
 #include "core/config/machine.h"
 #include "core/config/plan.h"
+#include "core/model/gemm_shape.h"
 
 namespace ptdp {
 
 struct Calibration;
-
-struct GemmShape {
-  double m = 0, n = 0, k = 0, batch = 1;
-  double flops() const { return 2 * m * n * k * batch; }
-};
 
 class DeviceRates {
  public:

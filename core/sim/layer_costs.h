@@ -4,12 +4,10 @@
 // memory-bound kernels (by bytes moved, fused or unfused) and tensor-parallel
 // communication (not overlapped, as in Megatron-LM of the paper, unless
 // plan.tp_comm_overlap pipelines it with the GEMMs).
-// Any block of model.h: grouped-query attention (g kv heads: smaller kv GEMM
-// and attention I/O, and with t > g the per-micro-batch all-reduce of the
-// replicated kv gradients), SwiGLU (gate and up as one GEMM of 2f/t columns,
-// its element-wise product), RMSNorm (costed as a layernorm: same bytes moved),
-// RoPE (a memory-bound rotation of q and k, no position table), no bias
-// kernels without biases, an untied output layer (no tied-embedding sum).
+// A layer is priced from its op records (core/model/layer_ops.h), for any
+// block of model.h: each GEMM by its shape, the attention core by its own
+// terms, the memory-bound records by their bytes and launches together, and
+// each collective once per kind and size times the pass's count of it.
 // Letters: b micro-batch, s sequence, n = b·s, h hidden, f MLP inner size,
 // a heads, g kv heads, d = h/a head dim, t tensor-parallel size, V vocabulary.
 #pragma once
