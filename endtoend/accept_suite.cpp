@@ -2,7 +2,9 @@
 #include "endtoend/accept_suite.h"
 
 #include "core/config/data_root.h"
+#include "core/config/rank_dims.h"
 #include "core/metrics/result_io.h"
+#include "core/model/layer_ops.h"
 
 namespace ptdp::cli {
 
@@ -73,6 +75,25 @@ Config kernel_config(const Machine& m) {
   return c;
 }
 
+// The benchmarks the kernel steps read, named from the kernel config's layer
+// records as ptdp_bench_kernels names them: the MLP's first GEMM alone (the GEMM
+// ceiling; under GeLU the GEMM of the fused fc1) and the attention core.
+struct KernelBenchmarks {
+  std::string gemm;       // "gemm/fc1_fwd"
+  std::string attention;  // "attention/core", whose runs are NAME_fwd and NAME_bwd
+  std::string attention_sizes;  // the first of its sizes' names, "b": the plan's own runs' names go on with it
+};
+
+KernelBenchmarks kernel_benchmarks(const Config& c) {
+  KernelBenchmarks k;
+  for (const LayerOp& op : layer_ops(c.model, c.plan, RankDims(c.model, c.plan), Pass::forward)) {
+    if (op.part == LayerPart::fc1 && k.gemm.empty())
+      k.gemm = kind_traits(op.kind).basis == CostBasis::fused ? gemm_benchmark_name(op) : benchmark_name(op);
+    if (op.kind == OpKind::attention_forward) k.attention = benchmark_stem(op), k.attention_sizes = kind_traits(op.kind).sizes[0];
+  }
+  return k;
+}
+
 std::string write_config(const AcceptContext& ctx, const std::string& name, const Config& c) {
   const auto file = ctx.work / (name + "-config.json");
   write_json_atomic(file, to_json(c));
@@ -126,13 +147,14 @@ std::vector<StepSpec> accept_steps(const AcceptContext& ctx) {
   const Machine& m = ctx.machine;
   const int node = m.gpus_per_node, all = m.gpus_per_node * ctx.nodes;
   const std::string one_node = ctx.nodes == 1 ? "--nodes 1: no step across nodes" : "";
-  const std::string kernels = write_config(ctx, "kernels", kernel_config(m));
-  const std::string attention = m.device == Device::cuda ? "attention/cudnn_flash" : "attention/unfused_fused_softmax";
+  const Config kernel = kernel_config(m);
+  const std::string kernels = write_config(ctx, "kernels", kernel);
+  const KernelBenchmarks k = kernel_benchmarks(kernel);
   std::vector<StepSpec> steps;
-  steps.push_back(
-      kernel_step(ctx, kernels, "gemm", "gemm_tflops", "^gemm/fc1_fwd/", read_gemm("gemm_tflops", "gemm/fc1_fwd/")));
-  steps.push_back(kernel_step(ctx, kernels, "attention", "attention_tflops", "^" + attention + "_(fwd|bwd)/b:",
-                              read_attention("attention_tflops", attention)));
+  steps.push_back(kernel_step(ctx, kernels, "gemm", "gemm_tflops", "^" + k.gemm + "/", read_gemm("gemm_tflops", k.gemm + "/")));
+  steps.push_back(kernel_step(ctx, kernels, "attention", "attention_tflops",
+                              "^" + k.attention + "_(fwd|bwd)/" + k.attention_sizes + ":",
+                              read_attention("attention_tflops", k.attention)));
   steps.push_back(collective_step(ctx, "collectives_intra", "allreduce_busbw_gbs_intra", node,
                                   node < 2 ? "one rank per node: no collective within a node" : ""));
   steps.push_back(collective_step(ctx, "collectives_inter", "allreduce_busbw_gbs_inter", all, one_node));

@@ -1,18 +1,18 @@
 // ptdp_bench_kernels: every kernel the training core runs, at the shapes one
 // tensor-parallel rank of a configuration issues (--config FILE, or a small
-// default GPT), on --device cpu or cuda: the GEMMs of a layer and of the logits
-// (forward, data and weight gradient), attention forward and backward (fused
-// and unfused), layernorm, fused vs unfused residual add + layernorm, bias+GeLU
-// and scale+mask+softmax, the AdamW step, and the model's parts: a layer
-// forward and backward, the embedding forward and the head (final layernorm,
-// logits, cross-entropy) forward and backward, which with the embedding
-// backward are every op of a micro-batch (scripts/op_closure.py). On cuda the ops whose path plan.deterministic changes (embedding
-// backward, cuDNN attention, the layer) run again as "NAME/deterministic": the
-// ratio is what it costs.
-// A Llama-style block (model.h) adds its own ops at its shapes: RMSNorm, SwiGLU
-// and RoPE forward and backward (label "memory", so a calibration's bandwidth
-// includes them), q and kv GEMMs of grouped-query attention and fc1 of 2f/t
-// columns. An op a backend does not implement yet is a run with error_occurred.
+// default GPT), on --device cpu or cuda. A decoder layer's ops come from its
+// records (core/model/layer_ops.h): one benchmark per kind and sizes, each
+// timing the very call the layer makes (a recorded one-layer micro-batch,
+// core/model/layer_calls.h) and labelled with its kind (core/model/op_kind.h),
+// the key `ptdp calibrate` reads back; a fused op's GEMM is timed alone too.
+// The ops the plan's switches change run again with the switch flipped
+// ("NAME/unfused_ops" or "NAME/fused_ops"; on cuda "NAME/flash" or
+// "NAME/unfused" for the attention core, and "NAME/deterministic"): the paper's
+// fused-operator comparison and what determinism costs. Beside them: the output
+// layer's GEMMs, the AdamW step and the model's parts (a chunk's layers, the
+// embedding and the head, forward and backward). Counters say how often a
+// single-rank micro-batch runs each op and part (scripts/op_closure.py). An op
+// a backend does not implement yet is a run with error_occurred.
 // Letters: n tokens of a micro-batch (b·s), h hidden, f MLP size / t, a heads / t,
 // g kv heads on the rank, d head dim, Vt vocabulary / t.
 #include <benchmark/benchmark.h>
@@ -30,8 +30,10 @@
 #include "core/metrics/flops.h"
 #include "core/model/chunk_layout.h"
 #include "core/model/embedding.h"
+#include "core/model/layer_ops.h"
 #include "core/model/lm_head.h"
 #include "core/model/transformer_layer.h"
+#include "microbench/bench_layer_ops.h"
 #include "microbench/bench_setup.h"
 #include "microbench/bench_timing.h"
 
@@ -39,6 +41,10 @@ namespace ptdp::bench {
 namespace {
 
 double dbl(std::int64_t v) { return static_cast<double>(v); }
+
+// The label of the model's parts (a layer, the embedding, the head): no op
+// kind, so `ptdp calibrate` takes no sample from them.
+constexpr const char* kPart = "part";
 
 // Scratch each timed run overwrites first: on a GPU more than its L2; none on
 // the CPU, where training has its small working set warm (bench_timing.h).
@@ -56,9 +62,9 @@ class Suite {
       c.plan.deterministic = true;
       deterministic_ops_ = variant(c);
     }
-    register_gemms();
-    register_attention();
-    register_memory_bound();
+    for (const OpVariant& v : op_variants()) register_layer_ops(v, opt_.device, peak_, flush_bytes());
+    register_logits();
+    for (const bool det : determinism_modes()) embedding_backward(det);
     register_optimizer_and_layer();
   }
 
@@ -71,150 +77,43 @@ class Suite {
   static std::string suffix(bool deterministic) { return deterministic ? "/deterministic" : ""; }
   Ops& ops_of(bool deterministic) { return deterministic ? *deterministic_ops_ : *ops_; }
 
-  // y (m, n) = x (m, k) · w (n, k)ᵀ: the GEMM of every linear pass, by its shape.
-  void gemm(const std::string& role, std::int64_t rows, std::int64_t cols, std::int64_t depth) {
-    register_guarded("gemm/" + role, [this](benchmark::State& st) {
+  // The plan's own ops; those fused_ops changes, with it flipped; on cuda the
+  // attention core under the other attention (where cuDNN's is available) and deterministic.
+  std::vector<OpVariant> op_variants() {
+    const auto every = [](OpKind) { return true; };
+    const auto not_gemm = [](OpKind k) { return kind_traits(k).basis != CostBasis::gemm; };
+    const auto attention = [](OpKind k) { return kind_traits(k).basis == CostBasis::attention; };
+    std::vector<OpVariant> out{{cfg_, std::shared_ptr<Ops>(ops_.get(), [](Ops*) {}), "", every}};
+    Config flipped = cfg_;
+    flipped.plan.fused_ops = !cfg_.plan.fused_ops;
+    out.push_back({flipped, variant(flipped), flipped.plan.fused_ops ? "/fused_ops" : "/unfused_ops", not_gemm});
+    if (opt_.device != Device::cuda) return out;
+    Config other = cfg_;
+    other.plan.attention = cfg_.plan.attention == Attention::flash ? Attention::unfused : Attention::flash;
+    if (attention_unavailable(Device::cuda, other.plan.attention, x_.d).empty())
+      out.push_back({other, variant(other), "/" + to_string(other.plan.attention), attention});
+    Config deterministic = cfg_;
+    deterministic.plan.deterministic = true;  // cuDNN's backward without atomics in dQ
+    out.push_back({deterministic, deterministic_ops_, "/deterministic", attention});
+    return out;
+  }
+
+  // y (m, n) = x (m, k) · w (n, k)ᵀ: the output layer's GEMMs (not a decoder
+  // layer's op), labelled with their kind like the layer's.
+  void gemm(OpKind kind, const std::string& role, std::int64_t rows, std::int64_t cols, std::int64_t depth) {
+    register_guarded("gemm/" + role, [this, kind](benchmark::State& st) {
       const std::int64_t m = st.range(0), n = st.range(1), k = st.range(2);
       Tensor a = random_tensor(*ops_, {m, k}), w = random_tensor(*ops_, {n, k}, 0.05f), y = ops_->empty({m, n});
-      timer_.run(st, {2 * dbl(m) * dbl(n) * dbl(k), x_.e * dbl(m * k + n * k + m * n), "gemm"}, peak_,
+      timer_.run(st, {2 * dbl(m) * dbl(n) * dbl(k), x_.e * dbl(m * k + n * k + m * n), kind_traits(kind).name}, peak_,
                  [&] { ops_->linear_forward(a, w, Tensor{}, y); });
       st.counters["m"] = dbl(m), st.counters["n"] = dbl(n), st.counters["k"] = dbl(k), st.counters["batch"] = 1;
     })->Args({rows, cols, depth})->ArgNames({"m", "n", "k"})->UseManualTime()->Unit(benchmark::kMillisecond);
   }
 
-  // A linear layer (in -> out) as forward, data-gradient and weight-gradient GEMMs.
-  void linear(const std::string& name, std::int64_t in, std::int64_t out) {
-    gemm(name + "_fwd", x_.n, out, in);
-    gemm(name + "_dgrad", x_.n, in, out);
-    gemm(name + "_wgrad", out, in, x_.n);
-  }
-
-  void register_gemms() {
-    if (cfg_.model.kv() == cfg_.model.heads) {
-      linear("qkv", x_.h, 3 * x_.a * x_.d);
-    } else {  // grouped-query attention: q and kv are two GEMMs on the same input
-      linear("q", x_.h, x_.a * x_.d);
-      linear("kv", x_.h, 2 * x_.g * x_.d);
-    }
-    linear("proj", x_.a * x_.d, x_.h);
-    linear("fc1", x_.h, (cfg_.model.activation == Activation::swiglu ? 2 : 1) * x_.f);
-    linear("fc2", x_.f, x_.h);
-    linear("logits", x_.h, x_.vt);
-  }
-
-  // Attention of `variant` (its own ops: cuDNN's fused attention, or the unfused
-  // GEMM-softmax-GEMM path with fused or unfused softmax) on q (b, s, a, d) and
-  // kv (b, s, g, 2, d). TFLOP/s from the same full-square count 4·b·a·s²·d
-  // (backward 2×) for every variant, so the rates compare the paths directly.
-  void attention(const std::string& name, Attention kind, bool fused_ops, bool deterministic = false) {
-    Config c = cfg_;
-    c.plan.attention = kind, c.plan.fused_ops = fused_ops, c.plan.deterministic = deterministic;
-    auto ops = variant(c);
-    const char* label = kind == Attention::flash ? "flash_attention" : "attention";
-    for (const bool backward : {false, true})
-      register_guarded("attention/" + name + (backward ? "_bwd" : "_fwd") + suffix(deterministic),
-                                   [this, ops, label, backward](benchmark::State& st) {
-        const std::int64_t b = st.range(0), s = st.range(1), a = st.range(2), d = st.range(3), g = st.range(4);
-        Tensor q = random_tensor(*ops, {b, s, a, d}), kv = random_tensor(*ops, {b, s, g, 2, d});
-        Tensor out = ops->empty({b, s, a, d}), dq = ops->empty({b, s, a, d}), dkv = ops->empty({b, s, g, 2, d});
-        const double flops = 4 * dbl(b) * dbl(a) * dbl(s) * dbl(s) * dbl(d) * (backward ? 2 : 1);
-        Tensor saved = ops->attention_forward(q, kv, out);
-        Timer timer(*ops, flush_bytes());
-        timer.run(st, {flops, 0, label}, peak_, [&] {
-          if (backward) ops->attention_backward(out, q, kv, out, saved, dq, dkv);
-          else saved = ops->attention_forward(q, kv, out);
-        });
-      })->Args({x_.b, x_.s, x_.a, x_.d, x_.g})->ArgNames({"b", "s", "heads", "d", "kv_heads"})
-        ->UseManualTime()->Unit(benchmark::kMillisecond);
-  }
-
-  void register_attention() {
-    attention("unfused_fused_softmax", Attention::unfused, true);  // the paper's fused scale+mask+softmax
-    attention("unfused_unfused_softmax", Attention::unfused, false);
-    if (opt_.device == Device::cuda && attention_unavailable(Device::cuda, Attention::flash).empty())
-      for (const bool det : determinism_modes())  // deterministic: no atomics in cuDNN's dQ
-        attention("cudnn_flash", Attention::flash, true, det);  // cuDNN's SDPA on tensor cores
-  }
-
-  void layernorm() {
-    for (const bool backward : {false, true})
-      register_guarded(backward ? "layernorm/bwd" : "layernorm/fwd", [this, backward](benchmark::State& st) {
-        const std::int64_t n = st.range(0), h = st.range(1);
-        Tensor x = random_tensor(*ops_, {n, h}), g = random_tensor(*ops_, {h}), beta = ops_->zeros({h}), y = ops_->empty({n, h});
-        Tensor mean = ops_->empty({n}, DType::f32), rstd = ops_->empty({n}, DType::f32);
-        Tensor dg = ops_->zeros({h}, DType::f32), db = ops_->zeros({h}, DType::f32);
-        ops_->layernorm_forward(x, g, beta, y, mean, rstd);
-        // Effective bytes, the least any kernel must move: forward reads x and
-        // writes y, backward reads dy and x and writes dx (here over dy); both
-        // touch mean and rstd (fp32). gamma, beta and their fp32 gradients are
-        // O(h) and left out. The CUDA backward reads dy and x twice (dx, then
-        // the dgamma/dbeta column sums), so its real traffic is 5/3 of this.
-        const double bytes = (backward ? 3 : 2) * x_.e * dbl(n * h) + 8 * dbl(n);
-        timer_.run(st, {0, bytes, "memory"}, peak_, [&] {
-          if (backward) ops_->layernorm_backward(y, x, g, mean, rstd, y, dg, db);
-          else ops_->layernorm_forward(x, g, beta, y, mean, rstd);
-        });
-      })->Args({x_.n, x_.h})->ArgNames({"n", "h"})->UseManualTime()->Unit(benchmark::kMillisecond);
-  }
-
-  // x2 = y + bias + x and ln2 = LN(x2), the attention block's residual add and
-  // the layernorm after it: one kernel (fused) or bias_residual_add then
-  // layernorm_forward (unfused: with fused_ops off the add is bias_add + add).
-  // Effective bytes: read y and x, write x2 and ln2, plus mean and rstd (fp32).
-  void residual_layernorm(bool fused) {
-    Config c = cfg_;
-    c.plan.fused_ops = fused;
-    auto ops = variant(c);
-    const std::string name = std::string("residual_layernorm/") + (fused ? "fused" : "unfused");
-    register_guarded(name, [this, ops](benchmark::State& st) {
-      const std::int64_t n = st.range(0), h = st.range(1);
-      Tensor y = random_tensor(*ops, {n, h}), x = random_tensor(*ops, {n, h}), sum = ops->empty({n, h}), ln = ops->empty({n, h});
-      Tensor b = ops->zeros({h}), g = ops->zeros({h}), beta = ops->zeros({h});
-      Tensor mean = ops->empty({n}, DType::f32), rstd = ops->empty({n}, DType::f32);
-      Timer timer(*ops, flush_bytes());
-      timer.run(st, {0, 4 * x_.e * dbl(n * h) + 8 * dbl(n), "memory"}, peak_,
-                [&] { ops->bias_residual_layernorm(y, b, x, g, beta, sum, ln, mean, rstd); });
-    })->Args({x_.n, x_.h})->ArgNames({"n", "h"})->UseManualTime()->Unit(benchmark::kMillisecond);
-  }
-
-  // fc1 with its bias and GeLU, forward (y = gelu(x·w1ᵀ + b1)) and the backward
-  // through fc2 that the fusion changes (dpre = (dy·w2) ∘ gelu'(pre), db1, dw2):
-  // fused (GELU_AUX_BIAS and DGELU_BGRAD cuBLASLt epilogues) or unfused (plain
-  // GEMMs, then bias, GeLU, GeLU-gradient and bias-gradient kernels).
-  void bias_gelu(bool fused, bool backward) {
-    Config c = cfg_;
-    c.plan.fused_ops = fused;
-    auto ops = variant(c);
-    const std::string name = std::string("bias_gelu/") + (fused ? "fused" : "unfused") + (backward ? "_bwd" : "");
-    register_guarded(name, [this, ops, backward](benchmark::State& st) {
-      const std::int64_t n = st.range(0), f = st.range(1), h = st.range(2);
-      Tensor x = random_tensor(*ops, {n, h}), w = random_tensor(*ops, {f, h}, 0.05f), b = ops->zeros({f}), pre = random_tensor(*ops, {n, f});
-      Tensor y = random_tensor(*ops, {n, f});
-      Timer timer(*ops, flush_bytes());
-      if (!backward) {
-        timer.run(st, {2 * dbl(n) * dbl(f) * dbl(h), 0, "fused_op"}, peak_, [&] { ops->linear_gelu_forward(x, w, b, pre, y); });
-        return;
-      }
-      Tensor dy = random_tensor(*ops, {n, h}), w2 = random_tensor(*ops, {h, f}, 0.05f), dpre = ops->empty({n, f});
-      Tensor dw2 = ops->zeros({h, f}, DType::f32), db2 = ops->zeros({h}, DType::f32), db1 = ops->zeros({f}, DType::f32);
-      timer.run(st, {4 * dbl(n) * dbl(f) * dbl(h), 0, "fused_op"}, peak_,
-                [&] { ops->linear_gelu_backward(dy, y, pre, w2, dpre, dw2, db2, db1); });
-    })->Args({x_.n, x_.f, x_.h})->ArgNames({"n", "f", "h"})->UseManualTime()->Unit(benchmark::kMillisecond);
-  }
-
-  // Element-wise passes over (rows, cols) in the compute type; `arrays` of
-  // them are read or written once each (GeLU forward 2, its gradient 3, the
-  // residual add 3), which is all the traffic there is.
-  void elementwise(const std::string& name, int arrays, std::int64_t rows, std::int64_t cols) {
-    register_guarded("elementwise/" + name, [this, name, arrays](benchmark::State& st) {
-      const std::int64_t r = st.range(0), c = st.range(1);
-      Tensor a = random_tensor(*ops_, {r, c}), b = random_tensor(*ops_, {r, c}), out = ops_->empty({r, c});
-      timer_.run(st, {0, arrays * x_.e * dbl(r * c), "memory"}, peak_, [&] {
-        if (name == "gelu_fwd") ops_->gelu_forward(a, out);
-        else if (name == "gelu_bwd") ops_->gelu_backward(a, b, out);
-        else ops_->add(a, b, out);
-      });
-    })->Args({rows, cols})->ArgNames({"rows", "cols"})->UseManualTime()->Unit(benchmark::kMillisecond);
+  void register_logits() {
+    gemm(OpKind::linear_forward, "logits_fwd", x_.n, x_.vt, x_.h);
+    gemm(OpKind::linear_data_grad, "logits_dgrad", x_.n, x_.h, x_.vt);
+    gemm(OpKind::linear_weight_grad, "logits_wgrad", x_.vt, x_.h, x_.n);
   }
 
   // dwte (Vt, h) += dout (b, s, h) rows scattered by token: fp32 atomics, or
@@ -230,74 +129,24 @@ class Suite {
       Tensor dwte = ops.zeros({vt, h}, DType::f32);
       Timer timer(ops, flush_bytes());
       const double bytes = x_.e * dbl(b * s * h) + 8 * dbl(std::min(b * s, vt) * h);
-      timer.run(st, {0, bytes, "memory"}, peak_, [&] { ops.embedding_backward(tokens, dout, 0, dwte); });
+      timer.run(st, {0, bytes, kPart}, peak_, [&] { ops.embedding_backward(tokens, dout, 0, dwte); });
+      if (!deterministic) st.counters["part_backward"] = 1;
     })->Args({x_.b, x_.s, x_.h, x_.vt})->ArgNames({"b", "s", "h", "Vt"})->UseManualTime()->Unit(benchmark::kMillisecond);
   }
 
-  // RMSNorm over (n, h): forward reads x, writes y; backward reads dy and x,
-  // writes dx; both touch rstd (n, fp32). gamma and its gradient are O(h).
-  void rmsnorm() {
-    for (const bool backward : {false, true})
-      register_guarded(backward ? "rmsnorm/bwd" : "rmsnorm/fwd", [this, backward](benchmark::State& st) {
-        const std::int64_t n = st.range(0), h = st.range(1);
-        Tensor x = random_tensor(*ops_, {n, h}), g = random_tensor(*ops_, {h}), y = ops_->empty({n, h});
-        Tensor rstd = ops_->empty({n}, DType::f32), dg = ops_->zeros({h}, DType::f32);
-        const double bytes = (backward ? 3 : 2) * x_.e * dbl(n * h) + 4 * dbl(n);
-        ops_->rmsnorm_forward(x, g, y, rstd);
-        timer_.run(st, {0, bytes, "memory"}, peak_, [&] {
-          if (backward) ops_->rmsnorm_backward(y, x, g, rstd, y, dg);
-          else ops_->rmsnorm_forward(x, g, y, rstd);
-        });
-      })->Args({x_.n, x_.h})->ArgNames({"n", "h"})->UseManualTime()->Unit(benchmark::kMillisecond);
-  }
-
-  // SwiGLU on pre (n, 2f) = [gate | up]: forward reads pre, writes y (n, f)
-  // (3 arrays of (n, f)); backward reads dy and pre, writes dpre (5 arrays).
-  void swiglu() {
-    for (const bool backward : {false, true})
-      register_guarded(backward ? "swiglu/bwd" : "swiglu/fwd", [this, backward](benchmark::State& st) {
-        const std::int64_t n = st.range(0), f = st.range(1);
-        Tensor pre = random_tensor(*ops_, {n, 2 * f}), y = ops_->empty({n, f}), dpre = ops_->empty({n, 2 * f});
-        const double bytes = (backward ? 5 : 3) * x_.e * dbl(n * f);
-        timer_.run(st, {0, bytes, "memory"}, peak_, [&] {
-          if (backward) ops_->swiglu_backward(y, pre, dpre);
-          else ops_->swiglu_forward(pre, y);
-        });
-      })->Args({x_.n, x_.f})->ArgNames({"n", "f"})->UseManualTime()->Unit(benchmark::kMillisecond);
-  }
-
-  // RoPE in place on q (b, s, a, d) and kv's k half (b, s, g, 2, d): reads and
-  // writes q and k, 2·n·(a + g)·d elements (backward the same on dq and dk).
-  void rope() {
-    for (const bool backward : {false, true})
-      register_guarded(backward ? "rope/bwd" : "rope/fwd", [this, backward](benchmark::State& st) {
-        const std::int64_t b = st.range(0), s = st.range(1), a = st.range(2), d = st.range(3), g = st.range(4);
-        Tensor q = random_tensor(*ops_, {b, s, a, d}), kv = random_tensor(*ops_, {b, s, g, 2, d});
-        const double bytes = 2 * x_.e * dbl(b * s * (a + g) * d), theta = cfg_.model.rope_theta;
-        timer_.run(st, {0, bytes, "memory"}, peak_, [&] {
-          if (backward) ops_->rope_backward(q, kv, theta);
-          else ops_->rope_forward(q, kv, theta);
-        });
-      })->Args({x_.b, x_.s, x_.a, x_.d, x_.g})->ArgNames({"b", "s", "heads", "d", "kv_heads"})
-        ->UseManualTime()->Unit(benchmark::kMillisecond);
-  }
-
-  void register_memory_bound() {
-    const Model& m = cfg_.model;
-    if (m.norm == Norm::rmsnorm) rmsnorm();
-    if (m.activation == Activation::swiglu) swiglu();
-    if (m.position == Position::rope) rope();
-    for (const bool det : determinism_modes()) embedding_backward(det);
-    layernorm();
-    residual_layernorm(true);
-    residual_layernorm(false);
-    for (bool backward : {false, true}) {
-      bias_gelu(true, backward);
-      bias_gelu(false, backward);
+  // How often a single-rank micro-batch runs the layer part: each layer's
+  // forward (again in backward where recompute re-runs the whole forward: its
+  // recompute records are its forward's) and each layer's backward.
+  void micro_batch_counts(benchmark::State& st, bool backward) const {
+    const double layers = cfg_.model.layers;
+    if (backward) {
+      st.counters["part_backward"] = layers;
+      return;
     }
-    elementwise("gelu_fwd", 2, x_.n, x_.f);
-    elementwise("gelu_bwd", 3, x_.n, x_.f);
-    elementwise("residual_add", 3, x_.n, x_.h);
+    st.counters["part_forward"] = layers;
+    const Model& m = cfg_.model;
+    if (layer_ops(m, cfg_.plan, x_, Pass::recompute).size() == layer_ops(m, cfg_.plan, x_, Pass::forward).size())
+      st.counters["part_backward"] = layers;
   }
 
   void register_optimizer_and_layer();
@@ -377,12 +226,13 @@ void Suite::layer(bool deterministic) {
       forward();
       const double fwd = layer_forward_flops(cfg_.model, dbl(x_.b)) / x_.t;
       Timer timer(ops, flush_bytes());
-      timer.run(st, {backward ? 2 * fwd : fwd, 0, "layer", count}, peak_, [&] {
+      timer.run(st, {backward ? 2 * fwd : fwd, 0, kPart, count}, peak_, [&] {
         if (!backward) return forward();
         Tensor dy = y;
         for (int i = count - 1; i >= 0; --i) dy = layers[i]->backward(dy, acts[i]);
       });
       st.counters["layers_run"] = count;
+      if (!deterministic) micro_batch_counts(st, backward);
     })->Args({x_.h, x_.t, x_.n})->ArgNames({"hidden", "tp", "tokens"})->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
@@ -396,7 +246,8 @@ void Suite::ends() {
     Embedding embedding(ctx);
     Tensor tokens = token_tensor(*ops_, 0), x;
     // Bytes: the looked-up rows and the positions read, the output written.
-    timer_.run(st, {0, x_.e * dbl(2 * x_.n * x_.h + x_.s * x_.h), "memory"}, peak_, [&] { x = embedding.forward(tokens); });
+    timer_.run(st, {0, x_.e * dbl(2 * x_.n * x_.h + x_.s * x_.h), kPart}, peak_, [&] { x = embedding.forward(tokens); });
+    st.counters["part_forward"] = 1;
   })->Args({x_.b, x_.s, x_.h})->ArgNames({"b", "s", "h"})->UseManualTime()->Unit(benchmark::kMillisecond);
   for (const bool backward : {false, true})
     register_guarded(backward ? "head/bwd" : "head/fwd", [this, backward](benchmark::State& st) {
@@ -407,10 +258,11 @@ void Suite::ends() {
       HeadActs acts;
       Tensor losses = head.forward(x, targets, acts);
       const double fwd = 2 * dbl(x_.n) * dbl(x_.h) * dbl(x_.vt);
-      timer_.run(st, {backward ? 2 * fwd : fwd, 0, "layer"}, peak_, [&] {
+      timer_.run(st, {backward ? 2 * fwd : fwd, 0, kPart}, peak_, [&] {
         if (backward) head.backward(targets, acts, 1.0);
         else losses = head.forward(x, targets, acts);
       });
+      st.counters[backward ? "part_backward" : "part_forward"] = 1;
     })->Args({x_.n, x_.h, x_.vt})->ArgNames({"tokens", "h", "Vt"})->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 

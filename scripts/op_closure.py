@@ -3,16 +3,22 @@
 ptdp_bench_kernels measures them at the same shapes (issue 15): does training
 spend time outside its kernels, or do the benchmarks measure something else?
 
-A single-rank run's forward of one micro-batch is the embedding forward, every
-layer's forward and the head's forward; its backward is the head's backward,
-every layer's backward (after its forward again under full recompute) and the
-embedding backward. Measured: the median F and B of the run's trace (the last
-iteration's micro-batches). Each benchmark counts by its fastest run and each
-trace by its median, over every file given (attempts of scripts/closure.sh).
+What a single-rank micro-batch runs is not written here: ptdp_bench_kernels
+marks each part it times with how often a forward (counter part_forward) and a
+backward (part_backward) run it, from the model and the layer's op records
+(core/model/layer_ops.h): the embedding, every layer's forward and the head's
+forward; the head's backward, every layer's backward (after its forward again
+where recompute re-runs it) and the embedding's backward. Each of the layer's
+ops is marked likewise (op_forward, op_backward: its records of that kind and
+sizes times the layers), so beside the judged sum the layers' time is set
+against the sum of their ops. Measured: the median F and B of the run's trace
+(the last iteration's micro-batches). Each benchmark counts by its fastest run
+and each trace by its median, over every file given (attempts of scripts/closure.sh).
 
 Usage: op_closure.py --config FILE --kernels K.json... --trace T.json[.gz]... --bound 0.10 --out FILE
 Exit 0 when forward and backward are both within the bound, 1 when not, 2 on
-input this check does not cover (more than one rank).
+input this check does not cover (more than one rank, benchmarks of another
+config or without the counts).
 """
 import argparse
 import gzip
@@ -21,21 +27,28 @@ import statistics
 import sys
 
 UNIT_S = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+COUNTERS = ("part_forward", "part_backward", "op_forward", "op_backward", "layers_run")
+
+
+def benchmark_of(run):
+    """A run's benchmark: its name without the arguments Google Benchmark appends."""
+    return "/".join(p for p in run["name"].split("/") if ":" not in p and not p.startswith("manual_time"))
 
 
 def fastest_benchmarks(files):
-    """{benchmark family ("layer/fwd"): fastest seconds} over every iteration run of the files."""
-    best = {}
+    """({benchmark: {"seconds": fastest, counter: value}}, the first file's context) over every iteration run."""
+    best, context = {}, None
     for path in files:
         with open(path) as f:
             doc = json.load(f)
+        context = context if context is not None else doc.get("context", {})
         for run in doc["benchmarks"]:
             if run.get("run_type") != "iteration" or run.get("error_occurred"):
                 continue
-            family = "/".join(run["name"].split("/")[:2])
-            seconds = run["real_time"] * UNIT_S[run.get("time_unit", "ns")]
-            best[family] = min(best.get(family, seconds), seconds)
-    return best
+            name, seconds = benchmark_of(run), run["real_time"] * UNIT_S[run.get("time_unit", "ns")]
+            if name not in best or seconds < best[name]["seconds"]:
+                best[name] = {"seconds": seconds, **{k: run[k] for k in COUNTERS if k in run}}
+    return best, context
 
 
 def trace_medians(files):
@@ -57,29 +70,42 @@ def trace_medians(files):
     return min(forward), min(backward)
 
 
-def op_sums(config, bench):
-    """Per direction, [(part, count, seconds each)] of one micro-batch on a single rank."""
-    layers = config["model"]["layers"]
-    full_recompute = config["plan"].get("recompute", "none") == "full"
-    forward = [("embedding/fwd", 1), ("layer/fwd", layers), ("head/fwd", 1)]
-    backward = [("head/bwd", 1), ("layer/bwd", layers), ("embedding/bwd", 1)]
-    if full_recompute:
-        backward.insert(1, ("layer/fwd", layers))
-    missing = [name for name, _ in forward + backward if name not in bench]
-    if missing:
-        raise ValueError(f"kernel benchmarks lack {', '.join(sorted(set(missing)))}: rerun ptdp_bench_kernels")
-    return {"forward": [(n, c, bench[n]) for n, c in forward], "backward": [(n, c, bench[n]) for n, c in backward]}
+def check_same_config(config, context):
+    """The benchmarks' counts hold for the config they ran at (context ptdp_shapes)."""
+    shapes = json.loads(context.get("ptdp_shapes", "null") or "null")
+    if shapes is None:
+        return
+    ran = (shapes["model"].get("layers"), shapes["plan"].get("recompute", "none"))
+    given = (config["model"]["layers"], config["plan"].get("recompute", "none"))
+    if ran != given:
+        raise ValueError(f"the kernel benchmarks ran for layers, recompute = {ran}, not the config's {given}")
 
 
-def check(config, bench, measured, bound):
-    sums = op_sums(config, bench)
+def whole(count):
+    """A count as Google Benchmark writes it (a double), as an integer where it is one."""
+    return int(count) if count == int(count) else count
+
+
+def sums(bench, direction):
+    """(parts [(benchmark, count, seconds each)], the layers' seconds, their ops' seconds) of one direction."""
+    part, op = f"part_{direction}", f"op_{direction}"
+    parts = [(n, whole(b[part]), b["seconds"]) for n, b in sorted(bench.items()) if b.get(part)]
+    layers = sum(b[part] * b["seconds"] for b in bench.values() if b.get(part) and "layers_run" in b)
+    ops = sum(b[op] * b["seconds"] for b in bench.values() if b.get(op))
+    return parts, layers, ops
+
+
+def check(bench, measured, bound):
     out = {"bound": bound, "directions": {}}
     for direction, seconds in zip(("forward", "backward"), measured):
-        parts = sums[direction]
+        parts, layers, ops = sums(bench, direction)
+        if not parts:
+            raise ValueError(f"the kernel benchmarks hold no part_{direction} counts: rerun ptdp_bench_kernels")
         total = sum(count * each for _, count, each in parts)
         out["directions"][direction] = {
             "measured_s": seconds, "sum_of_ops_s": total, "excess": seconds / total - 1,
-            "parts": [{"benchmark": n, "count": c, "seconds_each": each} for n, c, each in parts]}
+            "parts": [{"benchmark": n, "count": c, "seconds_each": each} for n, c, each in parts],
+            "layers_s": layers, "sum_of_layer_ops_s": ops}
     out["pass"] = all(abs(d["excess"]) <= bound for d in out["directions"].values())
     return out
 
@@ -100,7 +126,9 @@ def main(argv):
         print(f"op_closure: plan.tp·pp·dp = {ranks}: the check covers a single-rank run", file=sys.stderr)
         return 2
     try:
-        result = check(config, fastest_benchmarks(args.kernels), trace_medians(args.trace), args.bound)
+        bench, context = fastest_benchmarks(args.kernels)
+        check_same_config(config, context)
+        result = check(bench, trace_medians(args.trace), args.bound)
     except (ValueError, KeyError) as e:
         print(f"op_closure: {e}", file=sys.stderr)
         return 2
@@ -110,7 +138,8 @@ def main(argv):
     for direction, d in result["directions"].items():
         print(f"  compute per micro-batch, {direction:8s}: runtime {1e3 * d['measured_s']:.3f} ms, "
               f"sum of its benchmarked ops {1e3 * d['sum_of_ops_s']:.3f} ms, {100 * d['excess']:+.1f}%"
-              + ("" if abs(d["excess"]) <= args.bound else "  OUT OF BOUND"))
+              + ("" if abs(d["excess"]) <= args.bound else "  OUT OF BOUND")
+              + f" (layers {1e3 * d['layers_s']:.3f} ms, their ops {1e3 * d['sum_of_layer_ops_s']:.3f} ms)")
     return 0 if result["pass"] else 1
 
 

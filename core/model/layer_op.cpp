@@ -6,27 +6,26 @@
 namespace ptdp {
 
 std::string to_string(LayerPart p) {
-  static constexpr std::array<const char*, 13> kNames = {"ln1", "q",   "kv",  "rope",      "attention", "proj",  "residual1",
+  static constexpr std::array<const char*, 13> kNames = {"ln1", "q",   "kv",  "qk",  "core",      "proj",  "residual1",
                                                          "ln2", "fc1", "act", "fc2", "residual2", "kv_sum"};
   return kNames[static_cast<std::size_t>(p)];
 }
 
 namespace {
 
-std::string op_benchmark(const std::string& family, LayerPart part, const char* role) {
-  const std::string name = to_string(part);
-  return family + "/" + (name == family ? std::string(role) : name + "_" + role);
-}
+std::string family_part(const std::string& family, LayerPart part) { return family + "/" + to_string(part); }
 
 }  // namespace
 
+std::string benchmark_stem(const LayerOp& op) { return family_part(kind_traits(op.kind).family, op.part); }
+
 std::string benchmark_name(const LayerOp& op) {
-  const OpKindTraits& t = kind_traits(op.kind);
-  return op_benchmark(t.family, op.part, t.role != nullptr ? t.role : op.pass == Pass::backward ? "bwd" : "fwd");
+  const char* role = kind_traits(op.kind).role;
+  return benchmark_stem(op) + "_" + (role != nullptr ? role : op.pass == Pass::backward ? "bwd" : "fwd");
 }
 
 std::string gemm_benchmark_name(const LayerOp& op) {
-  return op_benchmark("gemm", op.part, op.pass == Pass::backward ? "dgrad" : "fwd");
+  return family_part(kind_traits(OpKind::linear_forward).family, op.part) + (op.pass == Pass::backward ? "_dgrad" : "_fwd");
 }
 
 }  // namespace ptdp

@@ -21,7 +21,12 @@ enum class Pass : std::uint8_t { forward, backward, recompute };
 
 // Which of the layer's tensors or linears an op makes: the record's name.
 enum class LayerPart : std::uint8_t {
-  ln1, q, kv, rope, attention, proj, residual1, ln2, fc1, act, fc2, residual2,
+  ln1, q, kv,
+  qk,    // RoPE turning q and k
+  core,  // the attention core
+  proj, residual1, ln2, fc1,
+  act,   // GeLU or SwiGLU (GeLU rides with fc1 where fused)
+  fc2, residual2,
   kv_sum,  // backward: q's and kv's input gradients summed
 };
 std::string to_string(LayerPart p);  // "ln1", "q", ...
@@ -53,9 +58,11 @@ struct LayerOp {
   bool has_gemm() const { return gemm.m > 0; }
 };
 
-// The kernel benchmark that times the op: "gemm/q_fwd", "layernorm/ln1_bwd",
-// "attention/fwd" (a part named like its family is left out).
+// The kernel benchmark that times the op: its kind's family, its part and its
+// role or pass: "gemm/q_fwd", "layernorm/ln1_bwd", "attention/core_fwd".
 std::string benchmark_name(const LayerOp& op);
+// The name without its role or pass: "attention/core" (its runs: _fwd, _bwd).
+std::string benchmark_stem(const LayerOp& op);
 // The benchmark of a fused op's GEMM alone ("gemm/fc1_fwd" of linear_gelu_forward).
 std::string gemm_benchmark_name(const LayerOp& op);
 

@@ -110,7 +110,7 @@ class LayerRecords {
   // The attention core: the s×s scores of b·a heads as its GEMM; backward (`times` 2)
   // moves and computes twice the forward's (FLOPs counted over the full square).
   LayerOp& attention_core(OpKind kind, int times) {
-    LayerOp& op = add(kind, LayerPart::attention, head_sizes(), {times * attention_io(), 0});
+    LayerOp& op = add(kind, LayerPart::core, head_sizes(), {times * attention_io(), 0});
     op.gemm = {as_double(r_.s), as_double(r_.s), as_double(r_.d), as_double(r_.b * r_.a)};
     op.flops = times * 4 * as_double(r_.b) * as_double(r_.a) * as_double(r_.s) * as_double(r_.s) * as_double(r_.d);
     return op;
@@ -141,7 +141,7 @@ void LayerRecords::attention_forward() {
   LayerOp& kv = gemm(OpKind::linear_forward, LayerPart::kv, n, kv_width(), h);
   kv.with_previous = true;
   keep(kv, n * kv_width() * e);
-  if (m_.position == Position::rope) add(OpKind::rope_forward, LayerPart::rope, head_sizes(), rope_traffic());
+  if (m_.position == Position::rope) add(OpKind::rope_forward, LayerPart::qk, head_sizes(), rope_traffic());
   LayerOp& core = attention_core(OpKind::attention_forward, 1);
   // Its output, and the state its backward reads (dropped by selective recompute):
   // unfused, the probabilities (b, a, s, s); fused, the fp32 log-sum-exp (b, a, s).
@@ -205,7 +205,7 @@ void LayerRecords::attention_backward() {
     pass_ = Pass::backward;
   }
   attention_core(OpKind::attention_backward, 2);
-  if (m_.position == Position::rope) add(OpKind::rope_backward, LayerPart::rope, head_sizes(), rope_traffic().twice());
+  if (m_.position == Position::rope) add(OpKind::rope_backward, LayerPart::qk, head_sizes(), rope_traffic().twice());
   gemm(OpKind::linear_data_grad, LayerPart::q, n, h, q_width()).collective = sum_after();
   gemm(OpKind::linear_data_grad, LayerPart::kv, n, h, kv_width()).with_previous = true;
   add(OpKind::add, LayerPart::kv_sum, {n, h});

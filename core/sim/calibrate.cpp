@@ -14,6 +14,7 @@
 #include "core/config/bounds.h"
 #include "core/config/json_read.h"
 #include "core/metrics/plausibility.h"
+#include "core/model/op_kind.h"
 
 namespace ptdp {
 
@@ -118,33 +119,28 @@ double run_counter(const JsonAt& run, const char* key, double max) {
   return x;
 }
 
-// "attention/unfused_fused_softmax_fwd/b:2/s:64/heads:4/d:32/..." -> the value of "key:", a size.
-double name_arg(const JsonAt& name, const std::string& key) {
-  const std::string text = name.get<std::string>();
-  const auto at = text.find("/" + key + ":");
-  if (at == std::string::npos) name.refuse("has no " + key + ": argument");
-  double x = 0;
-  const auto [end, error] = std::from_chars(text.data() + at + key.size() + 2, text.data() + text.size(), x);
-  if (error != std::errc()) name.refuse("its " + key + ": argument is not a number");
-  if (const std::string why = positive_figure_problem(x, static_cast<double>(kMaxSize)); !why.empty())
-    name.refuse("its " + key + ": argument " + why);
-  return x;
-}
-
-// The unfused attention core (label "attention", the fused scale+mask+softmax
-// variant, which plan.fused_ops runs by default) as the batched GEMMs the cost
-// model prices it by: forward QKᵀ (s, s, d) and ·V (s, d, s), backward four
-// more, all of equal FLOPs over a batch of b·heads. Each GEMM sample gets a
-// sixth of the measured forward + backward time, softmax included: on a CPU the
-// score loops, not the GEMM rate, set the attention's time.
-void add_attention_gemms(const std::map<std::string, double>& seconds, const std::optional<JsonAt>& name,
-                         Calibration& c) {
-  const auto fwd = seconds.find("fwd"), bwd = seconds.find("bwd");
-  if (fwd == seconds.end() || bwd == seconds.end() || !name) return;
-  const double b = name_arg(*name, "b"), s = name_arg(*name, "s"), a = name_arg(*name, "heads"), d = name_arg(*name, "d");
+// The unfused attention core timed with fused ops (its fused scale+mask+softmax,
+// which plan.fused_ops runs by default) as the batched GEMMs the cost model
+// prices it by: forward QKᵀ (s, s, d) and ·V (s, d, s), backward four more, all
+// of equal FLOPs over a batch of b·heads. Each GEMM sample gets a sixth of the
+// measured forward + backward time, softmax included: on a CPU the score loops,
+// not the GEMM rate, set the attention's time. `core`: a run of it (its sizes).
+void add_attention_gemms(const std::map<OpKind, double>& seconds, const std::optional<JsonAt>& core, Calibration& c) {
+  const auto fwd = seconds.find(OpKind::attention_forward), bwd = seconds.find(OpKind::attention_backward);
+  if (fwd == seconds.end() || bwd == seconds.end() || !core) return;
+  const auto size = [&core](const char* key) { return run_counter(*core, key, static_cast<double>(kMaxSize)); };
+  const double b = size("b"), s = size("s"), a = size("heads"), d = size("d");
   const double each = (fwd->second + bwd->second) / 6;
   c.gemms.push_back({{s, s, d, b * a}, each});
   c.gemms.push_back({{s, d, s, b * a}, each});
+}
+
+// A 0/1 counter of a run (an attention run's plan: flash, fused_ops).
+bool run_flag(const JsonAt& run, const char* key) {
+  const JsonAt v = run.at(key);
+  const double x = v.get<double>();
+  if (x != 0 && x != 1) v.refuse("must be 0 or 1 (got " + json_excerpt(v.value()) + ")");
+  return x == 1;
 }
 
 // One iteration run that did not fail: its JSON, where it sits (for refusals) and its time.
@@ -197,40 +193,60 @@ double sharing_slowdown(const FastestRuns& shared, const FastestRuns& alone) {
   return median(ratios);
 }
 
+// The sample a run of an op gives, by its kind (its label, core/model/op_kind.h)
+// and how the cost model prices that kind: a GEMM by its shape, the bandwidth of
+// a memory-bound op that moves bytes, the attention core (flash: its rate;
+// unfused with fused ops: its GEMMs, paired below). A fused op gives none.
+struct OpSamples {
+  std::vector<double> bandwidths, flash_tflops;
+  std::map<OpKind, double> attention_seconds;  // forward and backward of the unfused core
+  std::optional<JsonAt> attention_run;
+
+  void add(OpKind kind, const JsonAt& r, double s, Calibration& c) {
+    switch (kind_traits(kind).basis) {
+      case CostBasis::gemm: {
+        const double dim = static_cast<double>(kMaxElements);  // the bound a table's GEMM shapes have
+        c.gemms.push_back({{run_counter(r, "m", dim), run_counter(r, "n", dim), run_counter(r, "k", dim),
+                            r.find("batch") ? run_counter(r, "batch", dim) : 1.0}, s});
+        break;
+      }
+      case CostBasis::memory:
+        if (r.find("bytes")) bandwidths.push_back(run_counter(r, "bytes", static_cast<double>(kMaxMemoryBytes)) / s / 1e9);
+        break;
+      case CostBasis::attention:
+        if (run_flag(r, "flash")) {
+          flash_tflops.push_back(run_counter(r, "flops", std::numeric_limits<double>::max()) / s / 1e12);
+        } else if (run_flag(r, "fused_ops")) {
+          attention_seconds[kind] = s;
+          attention_run = r;
+        }
+        break;
+      case CostBasis::fused: break;
+    }
+  }
+};
+
 // The samples of the lone runs: GEMMs, bandwidth, attention, collectives.
 void add_samples(const FastestRuns& lone, Calibration& c) {
-  std::vector<double> bandwidths, attention;
+  OpSamples ops;
   std::map<std::string, std::vector<Point>> collectives;
-  std::map<std::string, double> attention_seconds;  // "fwd", "bwd" of the unfused core
-  std::optional<JsonAt> attention_name;
   for (const auto& run : lone.runs) {
     const JsonAt r = run.at();
     const std::string label = r.get<std::string>("label", "");
-    const double s = run.seconds;
-    if (label == "gemm") {
-      const double dim = static_cast<double>(kMaxElements);  // the bound a table's GEMM shapes have
-      c.gemms.push_back({{run_counter(r, "m", dim), run_counter(r, "n", dim), run_counter(r, "k", dim),
-                          r.find("batch") ? run_counter(r, "batch", dim) : 1.0}, s});
-    } else if (label == "memory") {
-      bandwidths.push_back(run_counter(r, "bytes", static_cast<double>(kMaxMemoryBytes)) / s / 1e9);
-    } else if (const std::string bench = r.get<std::string>("name", "");
-               label == "attention" && bench.rfind("attention/unfused_fused_softmax_", 0) == 0) {
-      attention_seconds[bench.find("_bwd/") != std::string::npos ? "bwd" : "fwd"] = s;
-      attention_name = r.at("name");
-    } else if (label == "flash_attention") {
-      attention.push_back(run_counter(r, "flops", std::numeric_limits<double>::max()) / s / 1e12);
+    if (const auto kind = op_kind_from_name(label)) {
+      ops.add(*kind, r, run.seconds, c);
     } else if (const auto coll = collective_from_name(label); coll && r.find("bus_factor")) {
       const double ranks = run_counter(r, "ranks", static_cast<double>(kMaxRanks));
       const bool one_node = run_counter(r, "ranks_per_node", static_cast<double>(kMaxRanks)) >= ranks;
-      collectives[collective_key(*coll, one_node)].push_back(
-          {run_counter(r, "bytes", static_cast<double>(kMaxMemoryBytes)), s, run_counter(r, "bus_factor", kMaxBusFactor)});
+      collectives[collective_key(*coll, one_node)].push_back({run_counter(r, "bytes", static_cast<double>(kMaxMemoryBytes)),
+                                                              run.seconds, run_counter(r, "bus_factor", kMaxBusFactor)});
     }
   }
-  add_attention_gemms(attention_seconds, attention_name, c);
-  c.memory_bandwidth_gbs = median(bandwidths);
+  add_attention_gemms(ops.attention_seconds, ops.attention_run, c);
+  c.memory_bandwidth_gbs = median(ops.bandwidths);
   double sum = 0;
-  for (double a : attention) sum += a;
-  c.flash_attention_tflops = attention.empty() ? 0 : sum / static_cast<double>(attention.size());
+  for (double a : ops.flash_tflops) sum += a;
+  c.flash_attention_tflops = ops.flash_tflops.empty() ? 0 : sum / static_cast<double>(ops.flash_tflops.size());
   for (auto& [key, points] : collectives) c.collectives[key] = fit(points);
 }
 

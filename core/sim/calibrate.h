@@ -1,15 +1,20 @@
 // Turning Google Benchmark output of ptdp's microbenchmarks into a calibration
-// table the cost model reads: GEMM samples by shape ("gemm" runs), the achieved
-// bandwidth of memory-bound kernels ("memory" runs, median), the achieved rate
-// of fused attention ("flash_attention" runs, mean), and an α–β per collective
-// (runs labelled by collective_name, with a "bus_factor" counter) and link class
-// (α: the smallest message's time; busbw: the median over the large messages
-// (≥ 1 MiB, else within 16× of the largest) of bus bytes / (time − α); the link
-// class is intra_node when all ranks of the run share a node). Each benchmark
-// counts by its fastest run over repetitions and files (files of repeated
-// attempts accumulate). A kernel file whose context says
-// ptdp_concurrent N > 1 (N copies ran at once on one host) gives no samples,
-// only host_sharing[N]: the median of its times over a lone run's.
+// table the cost model reads. Each run says what it timed by its label: an op
+// kind (core/model/op_kind.h; the kernel benchmarks label every op with its
+// record's kind) or a collective (collective_name). By how the cost model prices
+// the kind: GEMM samples by shape (counters m, n, k, batch), the achieved
+// bandwidth of memory-bound ops in the cost model's priced bytes (counter bytes,
+// median), the achieved rate of fused attention (flash 1: counter flops, mean)
+// and the unfused attention core with fused ops (fused_ops 1: its batched GEMMs,
+// sizes b, s, heads, d); fused ops and the model's parts give none. An α–β per
+// collective (runs with a "bus_factor" counter) and link class (α: the smallest
+// message's time; busbw: the median over the large messages (≥ 1 MiB, else
+// within 16× of the largest) of bus bytes / (time − α); the link class is
+// intra_node when all ranks of the run share a node). Each benchmark counts by
+// its fastest run over repetitions and files (files of repeated attempts
+// accumulate). A kernel file whose context says ptdp_concurrent N > 1 (N copies
+// ran at once on one host) gives no samples, only host_sharing[N]: the median of
+// its times over a lone run's.
 #pragma once
 #include <filesystem>
 #include <string>

@@ -156,13 +156,13 @@ def step_kernels(ctx, room):
 
 def bench_filter(family):
     """Google Benchmark's filter for one benchmark family: its full names carry the arguments
-    ("gemm/proj_fwd/m:8192/n:8192/k:8192/manual_time")."""
+    ("gemm/q_fwd/m:8192/n:8192/k:8192/manual_time")."""
     return f"--benchmark_filter=^{family}/"
 
 
 def ceiling(ctx, room):
-    """One n³ GEMM by ptdp (the proj GEMM of a config with those shapes: n = b·s = h = 8192 in
-    bf16 on a GPU, 512 in fp32 on the CPU rehearsal) and, on a GPU, by PyTorch."""
+    """One n³ GEMM by ptdp (the q GEMM of a config with those shapes, proj's of the same sizes timed with it:
+    n = b·s = h = 8192 in bf16 on a GPU, 512 in fp32 on the CPU rehearsal) and, on a GPU, by PyTorch."""
     if room < 20:
         return
     gpu = ctx.device == "cuda"
@@ -176,7 +176,7 @@ def ceiling(ctx, room):
     write_json(config, c)
     out = ctx.path("kernels", "ceiling-ptdp.json")
     ctx.runner.run([ctx.bin("ptdp_bench_kernels"), "--device", ctx.device, "--config", config,
-                    bench_filter("gemm/proj_fwd"), "--benchmark_min_time=0.2", f"--benchmark_out={out}",
+                    bench_filter("gemm/q_fwd"), "--benchmark_min_time=0.2", f"--benchmark_out={out}",
                     "--benchmark_out_format=json"], ctx.path("logs", "ceiling-ptdp.log"), min(room / 2, 60), ctx.env)
     runs = (read_json(out) or {}).get("benchmarks", [])
     ctx.runner.note(f"GEMM ceiling {n}³ {c['plan']['precision']}: ptdp {runs[0].get('TFLOP/s', 0):.3g} TFLOP/s"

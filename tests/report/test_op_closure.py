@@ -11,20 +11,29 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "op_closure.py"
 CONFIG = {"model": {"layers": 4, "hidden": 128, "heads": 4, "seq_len": 64, "vocab": 256},
           "plan": {"tp": 1, "pp": 1, "dp": 1, "micro_batch": 2, "global_batch": 16, "recompute": "none"}}
-# Per op, the times of its runs in ms (the fastest counts); the names as Google Benchmark writes them.
-BENCH = {"embedding/fwd/b:2/s:64/h:128/manual_time": [0.3, 0.2],
-         "layer/fwd/hidden:128/tp:1/tokens:128/manual_time": [1.1, 1.2],
-         "head/fwd/tokens:128/h:128/Vt:256/manual_time": [0.4],
-         "head/bwd/tokens:128/h:128/Vt:256/manual_time": [0.6],
-         "layer/bwd/hidden:128/tp:1/tokens:128/manual_time": [2.0, 2.5],
-         "embedding/bwd/b:2/s:64/h:128/Vt:256/manual_time": [0.4]}
+# Per benchmark, the times of its runs in ms (the fastest counts) and the counters
+# ptdp_bench_kernels writes: how often a single-rank micro-batch runs each part
+# and each of the layer's ops; the names as Google Benchmark writes them.
+LAYERS = {"part_forward": 4, "layers_run": 4}
+BENCH = {"embedding/fwd/b:2/s:64/h:128/manual_time": ([0.3, 0.2], {"part_forward": 1}),
+         "layer/fwd/hidden:128/tp:1/tokens:128/manual_time": ([1.1, 1.2], LAYERS),
+         "head/fwd/tokens:128/h:128/Vt:256/manual_time": ([0.4], {"part_forward": 1}),
+         "head/bwd/tokens:128/h:128/Vt:256/manual_time": ([0.6], {"part_backward": 1}),
+         "layer/bwd/hidden:128/tp:1/tokens:128/manual_time": ([2.0, 2.5], {"part_backward": 4, "layers_run": 4}),
+         "embedding/bwd/b:2/s:64/h:128/Vt:256/manual_time": ([0.4], {"part_backward": 1}),
+         # two of the layer's ops: 4 layers, the GEMM twice a layer forward
+         "gemm/q_fwd/m:128/n:128/k:128/manual_time": ([0.25], {"op_forward": 8}),
+         "layernorm/ln1_bwd/rows:128/cols:128/manual_time": ([0.1], {"op_backward": 8}),
+         # a variant of an op: no counts, not summed
+         "layernorm/ln1_bwd/unfused_ops/rows:128/cols:128/manual_time": ([0.01], {})}
+SHAPES = {"model": {"layers": 4}, "plan": {"recompute": "none"}}
 
 
-def bench_json(bench):
-    runs = [{"name": n, "run_name": n, "run_type": "iteration", "real_time": t, "time_unit": "ms"}
-            for n, times in bench.items() for t in times]
+def bench_json(bench, shapes=SHAPES):
+    runs = [{"name": n, "run_name": n, "run_type": "iteration", "real_time": t, "time_unit": "ms", **counters}
+            for n, (times, counters) in bench.items() for t in times]
     runs.append({"name": "layer/fwd/x_mean", "run_type": "aggregate", "real_time": 0.001, "time_unit": "ms"})
-    return {"benchmarks": runs}
+    return {"context": {"ptdp_shapes": json.dumps(shapes)}, "benchmarks": runs}
 
 
 def trace_json(forward_ms, backward_ms):
@@ -37,11 +46,11 @@ def trace_json(forward_ms, backward_ms):
 
 
 class OpClosure(unittest.TestCase):
-    def run_check(self, config, traces, bound="0.10", gz=False):
+    def run_check(self, config, traces, bound="0.10", gz=False, kernels=None):
         with tempfile.TemporaryDirectory() as tmp:
             tmp = Path(tmp)
             (tmp / "config.json").write_text(json.dumps(config))
-            (tmp / "kernels.json").write_text(json.dumps(bench_json(BENCH)))
+            (tmp / "kernels.json").write_text(json.dumps(kernels or bench_json(BENCH)))
             names = []
             for i, (fwd, bwd) in enumerate(traces):
                 names.append(str(tmp / f"trace{i}.json") + (".gz" if gz else ""))
@@ -74,12 +83,39 @@ class OpClosure(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertAlmostEqual(out["directions"]["forward"]["excess"], 0.05)
 
-    def test_full_recompute_adds_the_layers_forward_to_backward(self):
+    def test_sums_what_the_benchmarks_say_a_micro_batch_runs(self):
+        # Full recompute: ptdp_bench_kernels marks the layers' forward as run in backward too.
         config = json.loads(json.dumps(CONFIG))
         config["plan"]["recompute"] = "full"
-        proc, out = self.run_check(config, [([5.0], [13.4])])  # 9.0 + 4·1.1 = 13.4 ms
+        bench = dict(BENCH)
+        bench["layer/fwd/hidden:128/tp:1/tokens:128/manual_time"] = ([1.1, 1.2], {**LAYERS, "part_backward": 4})
+        shapes = {"model": {"layers": 4}, "plan": {"recompute": "full"}}
+        proc, out = self.run_check(config, [([5.0], [13.4])], kernels=bench_json(bench, shapes))  # 9.0 + 4·1.1 ms
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertAlmostEqual(out["directions"]["backward"]["sum_of_ops_s"], 13.4e-3)
+        backward = out["directions"]["backward"]
+        self.assertAlmostEqual(backward["sum_of_ops_s"], 13.4e-3)
+        self.assertIn({"benchmark": "layer/fwd", "count": 4, "seconds_each": 1.1e-3}, backward["parts"])
+        self.assertAlmostEqual(backward["layers_s"], 12.4e-3)  # the layers' backward and their forward again
+
+    def test_sets_the_layers_against_their_ops(self):
+        proc, out = self.run_check(CONFIG, [([5.0], [9.0])])
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        forward, backward = out["directions"]["forward"], out["directions"]["backward"]
+        self.assertAlmostEqual(forward["layers_s"], 4.4e-3)
+        self.assertAlmostEqual(forward["sum_of_layer_ops_s"], 2.0e-3)  # 8 × 0.25 ms
+        self.assertAlmostEqual(backward["sum_of_layer_ops_s"], 0.8e-3)  # the variant not counted
+
+    def test_refuses_benchmarks_of_another_config_or_without_counts(self):
+        config = json.loads(json.dumps(CONFIG))
+        config["plan"]["recompute"] = "full"
+        proc, out = self.run_check(config, [([5.0], [9.0])])
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("ran for layers, recompute", proc.stderr)
+        bare = {n: (times, {}) for n, (times, _) in BENCH.items()}
+        proc, out = self.run_check(CONFIG, [([5.0], [9.0])], kernels=bench_json(bare))
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("no part_forward counts", proc.stderr)
+        self.assertIsNone(out)
 
     def test_fails_beyond_the_bound(self):
         proc, out = self.run_check(CONFIG, [([5.0], [10.0])])  # backward +11.1%

@@ -37,10 +37,10 @@ json gemm_benchmarks(const Config& c, double slowdown) {
   json runs = json::array();
   const double n = 2048, h = 4096;
   for (const auto& g : {GemmShape{n, 3 * h, h}, GemmShape{n, h, h}, GemmShape{n, 4 * h, h}, GemmShape{n, h, 4 * h}})
-    runs.push_back({{"name", "gemm/" + std::to_string(runs.size())}, {"run_type", "iteration"}, {"label", "gemm"}, {"time_unit", "ms"},
+    runs.push_back({{"name", "gemm/" + std::to_string(runs.size())}, {"run_type", "iteration"}, {"label", "linear_forward"}, {"time_unit", "ms"},
                     {"real_time", 1e3 * slowdown * dev.analytical_gemm_seconds(g)}, {"m", g.m}, {"n", g.n}, {"k", g.k},
                     {"batch", 1}});
-  runs.push_back({{"name", "layernorm/fwd"}, {"run_type", "iteration"}, {"label", "memory"}, {"time_unit", "ms"},
+  runs.push_back({{"name", "layernorm/ln1_fwd"}, {"run_type", "iteration"}, {"label", "layernorm_forward"}, {"time_unit", "ms"},
                   {"real_time", 1.0}, {"bytes", 1e9}});  // 1 GB in 1 ms: 1000 GB/s
   return {{"context", {{"ptdp_hardware", "test"}, {"ptdp_precision", "bf16"}, {"ptdp_machine", "a100-80gb"}}},
           {"benchmarks", runs}};
@@ -85,7 +85,7 @@ TEST(Calibrate, EachBenchmarkCountsByItsFastestRepetition) {
   test::ScratchDir dir("calibrate-reps");
   json runs = json::array();
   const auto rep = [](double ms, const char* type, bool failed) {
-    json r = {{"name", "gemm/a"}, {"run_name", "gemm/a"}, {"run_type", type}, {"label", "gemm"}, {"time_unit", "ms"},
+    json r = {{"name", "gemm/a"}, {"run_name", "gemm/a"}, {"run_type", type}, {"label", "linear_forward"}, {"time_unit", "ms"},
               {"real_time", ms}, {"m", 64}, {"n", 64}, {"k", 64}};
     if (failed) r["error_occurred"] = true;
     return r;
@@ -166,6 +166,43 @@ TEST(Calibrate, ATableOfAnotherMachineIsRefusedForThisOne) {
   dir.write("cal.json", table.to_json().dump());
   const auto r = test::run_command(test::ptdp_cli() + " project --config tiny.json --calibration cal.json", dir);
   EXPECT_EQ(r.status, 0) << r.out << r.err;
+}
+
+// Runs are matched to costs by the op kind they are labelled with
+// (core/model/op_kind.h) and the cost basis of that kind: the unfused attention
+// core with fused ops gives its two batched GEMM shapes, each a sixth of forward
+// plus backward; without fused ops it gives none; a flash core its rate; a fused
+// op (GEMM and element-wise) and an unknown label nothing.
+TEST(Calibrate, RunsCountByTheirOpKind) {
+  test::ScratchDir dir("calibrate-kinds");
+  const auto core = [](const char* kind, double ms, int flash, int fused) {
+    return json{{"name", std::string("attention/") + kind}, {"run_type", "iteration"}, {"label", kind},
+                {"time_unit", "ms"}, {"real_time", ms}, {"flash", flash}, {"fused_ops", fused}, {"flops", 6e9},
+                {"b", 2}, {"s", 64}, {"heads", 4}, {"d", 32}, {"kv_heads", 4}};
+  };
+  json runs = json::array({core("attention_forward", 1.0, 0, 1), core("attention_backward", 2.0, 0, 1),
+                           {{"name", "bias_gelu/fc1_fwd"}, {"run_type", "iteration"}, {"label", "linear_gelu_forward"},
+                            {"time_unit", "ms"}, {"real_time", 1.0}, {"m", 8}, {"n", 8}, {"k", 8}},
+                           {{"name", "gemm/old"}, {"run_type", "iteration"}, {"label", "gemm"}, {"time_unit", "ms"},
+                            {"real_time", 1.0}, {"m", 8}, {"n", 8}, {"k", 8}}});
+  const auto file = [&dir](const std::string& name, const json& r) {
+    return dir.write(name, json({{"context", {{"ptdp_machine", "a100-80gb"}}}, {"benchmarks", r}}).dump());
+  };
+  const Calibration c = calibrate({file("core.json", runs)}, "a100-80gb");
+  ASSERT_EQ(c.gemms.size(), 2u);  // the core's two shapes; the fused op and the unknown label give none
+  EXPECT_EQ(c.gemms[0].shape.m, 64);
+  EXPECT_EQ(c.gemms[0].shape.k, 32);
+  EXPECT_EQ(c.gemms[1].shape.k, 64);
+  EXPECT_EQ(c.gemms[0].shape.batch, 8);
+  EXPECT_DOUBLE_EQ(c.gemms[0].seconds, 3e-3 / 6);
+  json unfused_ops = runs;
+  unfused_ops[0]["fused_ops"] = 0, unfused_ops[1]["fused_ops"] = 0;
+  unfused_ops.push_back(core("attention_forward", 1.0, 1, 1));  // flash: 6 GFLOP in 1 ms
+  unfused_ops.back()["name"] = "attention/flash";
+  const Calibration f = calibrate({file("flash.json", unfused_ops)}, "a100-80gb");
+  EXPECT_TRUE(f.gemms.empty());
+  EXPECT_DOUBLE_EQ(f.flash_attention_tflops, 6.0);
+  EXPECT_THROW(calibrate({file("none.json", json::array({runs[2], runs[3]}))}, "a100-80gb"), std::runtime_error);
 }
 
 }  // namespace

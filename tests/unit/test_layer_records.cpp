@@ -111,6 +111,24 @@ TEST(LayerRecords, RecomputeReRunsTheForwardOrTheAttentionCore) {
   EXPECT_EQ(backward.back().pass, Pass::backward);
 }
 
+// The call at a record's place is taken only when it is the record's: kind and sizes.
+TEST(LayerRecords, TakeCallRefusesACallThatIsNotTheRecords) {
+  const Model m = block_model(Block::gpt);
+  Plan p;
+  p.micro_batch = 2, p.global_batch = 2, p.precision = Precision::fp32;
+  CpuAllocator alloc;
+  CpuOps ops(alloc);
+  ShapeOnlyCommunicator tp(0, 1);
+  Tensor x = ops.zeros({2, 16, 64}, DType::f32);
+  LayerCalls calls = record_layer_calls(ops, tp, m, p, x);
+  std::vector<LayerOp> forward = layer_ops(m, p, RankDims(m, p), Pass::forward);
+  EXPECT_EQ(take_call(calls, 1, forward[1]).kind, OpKind::linear_forward);  // q
+  EXPECT_THROW(take_call(calls, 2, forward[1]), std::runtime_error);      // kv's call: other sizes
+  forward[0].sizes[0] += 1;
+  EXPECT_THROW(take_call(calls, 0, forward[0]), std::runtime_error);
+  EXPECT_THROW(take_call(calls, forward.size(), forward[0]), std::runtime_error);
+}
+
 // A compute call with no op kind is refused, so a layer cannot call one the
 // records would miss.
 TEST(LayerRecords, RecordingOpsRefusesACallWithoutAKind) {
