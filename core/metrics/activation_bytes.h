@@ -1,8 +1,9 @@
 // The pluggable part of the memory model (memory_model.h): the bytes one
 // micro-batch keeps between its forward and its backward, per decoder layer
 // and for the embedding and output layer, by one of two formulas.
-//   ptdp:        the tensors ptdp's own layers keep (core/model/transformer_layer.h,
-//                lm_head.h, embedding.h, model_chunk.h), tensor by tensor.
+//   ptdp:        the tensors ptdp's own layers keep: a decoder layer's, the kept
+//                bytes of its op records (core/model/layer_ops.h); the output
+//                layer's tensor by tensor (lm_head.h, embedding.h, model_chunk.h).
 //   korthikanti: Korthikanti et al. 2022 ("Reducing Activation Recomputation in
 //                Large Transformer Models", §4) for Megatron-LM, the paper's
 //                software, generalised to any MLP size and to runs without dropout.
@@ -48,9 +49,9 @@ struct ActivationBytes {
 };
 ActivationBytes activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr, ActivationFormula f);
 
-// ptdp's formula, one layer: at recompute none
+// ptdp's formula, one layer: its forward records' kept bytes, at recompute none
 // n·((4h + 4h/t + 2f/t)·e + 16) + the attention state for the GPT block; for any
-// block n·((4h + 2·q + kv + fc1 + f/t)·e + stats) (see the .cpp per tensor).
+// block n·((4h + 2·q + kv + fc1 + f/t)·e + stats).
 std::int64_t layer_activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr);
 // ptdp's formula, the output layer: n·((2h + V'/t)·e + 16) (12 under rmsnorm).
 std::int64_t head_activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr);
