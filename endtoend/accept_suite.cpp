@@ -88,7 +88,7 @@ KernelBenchmarks kernel_benchmarks(const Config& c) {
   KernelBenchmarks k;
   for (const LayerOp& op : layer_ops(c.model, c.plan, RankDims(c.model, c.plan), Pass::forward)) {
     if (op.part == LayerPart::fc1 && k.gemm.empty())
-      k.gemm = kind_traits(op.kind).basis == CostBasis::fused ? gemm_benchmark_name(op) : benchmark_name(op);
+      k.gemm = benchmark_name(kind_traits(op.kind).basis == CostBasis::fused ? fused_part(op, kind_traits(op.kind).gemm_part) : op);
     if (op.kind == OpKind::attention_forward) k.attention = benchmark_stem(op), k.attention_sizes = kind_traits(op.kind).sizes[0];
   }
   return k;

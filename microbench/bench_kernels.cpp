@@ -42,8 +42,9 @@ namespace {
 
 double dbl(std::int64_t v) { return static_cast<double>(v); }
 
-// The label of the model's parts (a layer, the embedding, the head): no op
-// kind, so `ptdp calibrate` takes no sample from them.
+// The label of the model's parts that are more than one op (a layer, the
+// head): no op kind, so `ptdp calibrate` takes no sample from them. The
+// embedding's forward and backward are labelled with their kinds.
 constexpr const char* kPart = "part";
 
 // Scratch each timed run overwrites first: on a GPU more than its L2; none on
@@ -129,7 +130,8 @@ class Suite {
       Tensor dwte = ops.zeros({vt, h}, DType::f32);
       Timer timer(ops, flush_bytes());
       const double bytes = x_.e * dbl(b * s * h) + 8 * dbl(std::min(b * s, vt) * h);
-      timer.run(st, {0, bytes, kPart}, peak_, [&] { ops.embedding_backward(tokens, dout, 0, dwte); });
+      timer.run(st, {0, bytes, kind_traits(OpKind::embedding_backward).name}, peak_,
+                [&] { ops.embedding_backward(tokens, dout, 0, dwte); });
       if (!deterministic) st.counters["part_backward"] = 1;
     })->Args({x_.b, x_.s, x_.h, x_.vt})->ArgNames({"b", "s", "h", "Vt"})->UseManualTime()->Unit(benchmark::kMillisecond);
   }
@@ -246,7 +248,8 @@ void Suite::ends() {
     Embedding embedding(ctx);
     Tensor tokens = token_tensor(*ops_, 0), x;
     // Bytes: the looked-up rows and the positions read, the output written.
-    timer_.run(st, {0, x_.e * dbl(2 * x_.n * x_.h + x_.s * x_.h), kPart}, peak_, [&] { x = embedding.forward(tokens); });
+    timer_.run(st, {0, x_.e * dbl(2 * x_.n * x_.h + x_.s * x_.h), kind_traits(OpKind::embedding_forward).name}, peak_,
+               [&] { x = embedding.forward(tokens); });
     st.counters["part_forward"] = 1;
   })->Args({x_.b, x_.s, x_.h})->ArgNames({"b", "s", "h"})->UseManualTime()->Unit(benchmark::kMillisecond);
   for (const bool backward : {false, true})

@@ -22,18 +22,18 @@ namespace {
 
 double to_real(std::int64_t v) { return static_cast<double>(v); }
 
-// What one benchmark times: the record at `index` of its pass, or its GEMM alone.
+// What one benchmark times: the record at `index` of its pass, or a fused
+// record's GEMM or element-wise part alone (fused_part).
 struct OpBenchmark {
   std::size_t index;
-  LayerOp op;
-  bool gemm_alone;
+  LayerOp record;  // the layer's record at `index`
+  LayerOp timed;   // the record itself, or its part
   double forward_count = 0, backward_count = 0;  // per single-rank micro-batch (the plan's own ops)
 
-  OpKind kind() const {
-    if (!gemm_alone) return op.kind;
-    return op.pass == Pass::backward ? OpKind::linear_data_grad : OpKind::linear_forward;
+  const RecordingOps::Run& run(const RecordingOps::Call& call) const {
+    if (timed.kind == record.kind) return call.whole;
+    return timed.kind == kind_traits(record.kind).gemm_part ? call.gemm : call.elementwise;
   }
-  std::string name() const { return gemm_alone ? gemm_benchmark_name(op) : benchmark_name(op); }
 };
 
 // The layer's call at the benchmark's place, recorded afresh on v's ops.
@@ -44,23 +44,23 @@ RecordingOps::Call recorded_call(const OpVariant& v, Device device, const OpBenc
   ShapeOnlyCommunicator tp(0, r.t, device);
   const Tensor x = random_tensor(*v.ops, {r.b, r.nr / r.b, r.h});  // this rank's (b, s, h), or (b, s/t, h) rows
   LayerCalls calls = record_layer_calls(*v.ops, tp, v.cfg.model, plan, x);
-  return take_call(calls, b.index, b.op);
+  return take_call(calls, b.index, b.record);
 }
 
-// Work per run: a GEMM's FLOPs and its operands' bytes; the attention's FLOPs;
-// an element-wise op's priced bytes (the cost model's units, so a calibrated
-// bandwidth prices them back); a fused op's FLOPs.
-Work work_of(const OpBenchmark& b, double e) {
-  const OpKindTraits& t = kind_traits(b.kind());
-  const GemmShape& g = b.op.gemm;
+// Work per run: a GEMM's FLOPs and its operands' bytes; a memory-bound op's
+// tensors' bytes (what it reads or writes at least: an achieved bandwidth); the
+// attention's and a fused op's FLOPs.
+Work work_of(const OpBenchmark& b, const RecordingOps::Run& run, double e) {
+  const OpKindTraits& t = kind_traits(b.timed.kind);
+  const GemmShape& g = b.timed.gemm;
   if (t.basis == CostBasis::gemm) return {g.flops(), e * (g.m * g.k + g.n * g.k + g.m * g.n), t.name};
-  if (t.basis == CostBasis::memory) return {0, b.op.bytes, t.name};
-  return {b.op.flops, 0, t.name};
+  if (t.basis == CostBasis::memory) return {0, run.bytes, t.name};
+  return {b.timed.flops, 0, t.name};
 }
 
 void set_counters(benchmark::State& st, const OpBenchmark& b, const Plan& plan) {
-  const OpKindTraits& t = kind_traits(b.kind());
-  for (std::size_t i = 0; i < t.sizes.size(); ++i) st.counters[t.sizes[i]] = to_real(b.op.sizes[i]);
+  const OpKindTraits& t = kind_traits(b.timed.kind);
+  for (std::size_t i = 0; i < t.sizes.size(); ++i) st.counters[t.sizes[i]] = to_real(b.timed.sizes[i]);
   if (t.basis == CostBasis::gemm) st.counters["batch"] = 1;
   if (t.basis == CostBasis::attention) {
     st.counters["flash"] = plan.attention == Attention::flash ? 1 : 0;
@@ -71,15 +71,16 @@ void set_counters(benchmark::State& st, const OpBenchmark& b, const Plan& plan) 
 }
 
 void register_op(const OpVariant& v, Device device, double peak, std::size_t flush, const OpBenchmark& b) {
-  const OpKindTraits& t = kind_traits(b.kind());
+  const OpKindTraits& t = kind_traits(b.timed.kind);
   const double e = RankDims(v.cfg.model, v.cfg.plan).e;
   std::vector<std::string> names(t.sizes.begin(), t.sizes.end());
-  register_guarded(b.name() + v.tag, [v, device, peak, flush, b, e](benchmark::State& st) {
+  register_guarded(benchmark_name(b.timed) + v.tag, [v, device, peak, flush, b, e](benchmark::State& st) {
     const RecordingOps::Call call = recorded_call(v, device, b);
+    const RecordingOps::Run& run = b.run(call);
     Timer timer(*v.ops, flush);
-    timer.run(st, work_of(b, e), peak, b.gemm_alone ? call.gemm_again : call.again);
+    timer.run(st, work_of(b, run, e), peak, run.again);
     set_counters(st, b, v.cfg.plan);
-  })->Args(b.op.sizes)->ArgNames(names)->UseManualTime()->Unit(benchmark::kMillisecond);
+  })->Args(b.timed.sizes)->ArgNames(names)->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
 }  // namespace
@@ -90,18 +91,20 @@ void register_layer_ops(const OpVariant& v, Device device, double peak_flops, st
   const double layers = v.cfg.model.layers;  // a single rank's micro-batch runs every layer
   std::vector<OpBenchmark> benchmarks;
   std::map<std::pair<OpKind, std::vector<std::int64_t>>, std::size_t> at;  // (kind, sizes) -> its benchmark
-  const auto add = [&](OpBenchmark b) {
-    const auto [it, fresh] = at.try_emplace({b.kind(), b.op.sizes}, benchmarks.size());
-    if (fresh) benchmarks.push_back(b);
+  const auto add = [&](std::size_t index, const LayerOp& record, const LayerOp& timed) {
+    const auto [it, fresh] = at.try_emplace({timed.kind, timed.sizes}, benchmarks.size());
+    if (fresh) benchmarks.push_back({index, record, timed});
     return &benchmarks[it->second];
   };
   for (const Pass pass : {Pass::forward, Pass::backward}) {
     const std::vector<LayerOp> ops = layer_ops(v.cfg.model, v.cfg.plan, r, pass);
     for (std::size_t i = 0; i < ops.size(); ++i) {
       if (!v.times(ops[i].kind)) continue;
-      OpBenchmark* b = add({i, ops[i], false});
+      OpBenchmark* b = add(i, ops[i], ops[i]);
       if (own) (pass == Pass::forward ? b->forward_count : b->backward_count) += layers;
-      if (own && kind_traits(ops[i].kind).basis == CostBasis::fused) add({i, ops[i], true});
+      const OpKindTraits& t = kind_traits(ops[i].kind);
+      if (!own || t.basis != CostBasis::fused) continue;
+      for (const OpKind part : {t.gemm_part, t.elementwise_part}) add(i, ops[i], fused_part(ops[i], part));
     }
   }
   for (const OpBenchmark& b : benchmarks) register_op(v, device, peak_flops, flush_bytes, b);

@@ -23,7 +23,7 @@ struct OpVariant {
 
 // One benchmark per kind and sizes of the variant's forward and backward
 // records, named benchmark_name(record) + tag and labelled with the kind's
-// name; a fused op's GEMM also alone (gemm_benchmark_name). Counters: the
+// name; a fused op's GEMM and element-wise work also alone (fused_part). Counters: the
 // sizes by name, a GEMM's m, n, k and batch, the attention's plan (flash,
 // fused_ops), and for the plan's own ops how often a single-rank micro-batch
 // runs each (op_forward, op_backward: occurrences times the layers).

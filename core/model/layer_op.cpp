@@ -1,4 +1,4 @@
-// Op records' names; see layer_op.h.
+// Op records' names and a fused op's parts; see layer_op.h.
 #include "core/model/layer_op.h"
 
 #include <array>
@@ -11,21 +11,24 @@ std::string to_string(LayerPart p) {
   return kNames[static_cast<std::size_t>(p)];
 }
 
-namespace {
-
-std::string family_part(const std::string& family, LayerPart part) { return family + "/" + to_string(part); }
-
-}  // namespace
-
-std::string benchmark_stem(const LayerOp& op) { return family_part(kind_traits(op.kind).family, op.part); }
+std::string benchmark_stem(const LayerOp& op) { return std::string(kind_traits(op.kind).family) + "/" + to_string(op.part); }
 
 std::string benchmark_name(const LayerOp& op) {
   const char* role = kind_traits(op.kind).role;
   return benchmark_stem(op) + "_" + (role != nullptr ? role : op.pass == Pass::backward ? "bwd" : "fwd");
 }
 
-std::string gemm_benchmark_name(const LayerOp& op) {
-  return family_part(kind_traits(OpKind::linear_forward).family, op.part) + (op.pass == Pass::backward ? "_dgrad" : "_fwd");
+LayerOp fused_part(const LayerOp& op, OpKind part) {
+  LayerOp p = op;
+  p.kind = part;
+  if (kind_traits(part).basis == CostBasis::gemm) {
+    p.bytes = 0, p.kernels = 0;
+    return p;
+  }
+  p.part = LayerPart::act;
+  p.sizes = {op.sizes[0], op.sizes[1]};
+  p.gemm = {0, 0, 0, 0}, p.flops = 0;
+  return p;
 }
 
 }  // namespace ptdp

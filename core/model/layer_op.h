@@ -63,7 +63,10 @@ struct LayerOp {
 std::string benchmark_name(const LayerOp& op);
 // The name without its role or pass: "attention/core" (its runs: _fwd, _bwd).
 std::string benchmark_stem(const LayerOp& op);
-// The benchmark of a fused op's GEMM alone ("gemm/fc1_fwd" of linear_gelu_forward).
-std::string gemm_benchmark_name(const LayerOp& op);
+// A fused op's part as a record of its own kind (op_kind.h's gemm_part or
+// elementwise_part), for timing it alone: its GEMM (the same sizes: "gemm/fc1_fwd"
+// of linear_gelu_forward), or its element-wise work on the activation ((m, n) as
+// rows and cols: "gelu/act_fwd").
+LayerOp fused_part(const LayerOp& op, OpKind part);
 
 }  // namespace ptdp

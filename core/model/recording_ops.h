@@ -14,13 +14,21 @@
 
 namespace ptdp {
 
+// A recorded call, or a part of one, to run again on the same tensors, and their
+// bytes, each once: what it reads or writes at least.
+struct RecordedRun {
+  std::function<void()> again;
+  double bytes = 0;
+};
+
 class RecordingOps final : public Ops {
  public:
+  using Run = RecordedRun;
   struct Call {
     OpKind kind;
-    std::vector<std::int64_t> sizes;   // named by kind_traits(kind).sizes
-    std::function<void()> again;       // the same call on the same tensors
-    std::function<void()> gemm_again;  // a fused call's GEMM alone (linear_gelu_*); empty otherwise
+    std::vector<std::int64_t> sizes;  // named by kind_traits(kind).sizes
+    Run whole;
+    Run gemm, elementwise;  // a fused call's (linear_gelu_*) GEMM and element-wise work alone; empty otherwise
   };
 
   explicit RecordingOps(Ops& inner) : Ops(inner.allocator()), inner_(inner) {}
@@ -71,14 +79,15 @@ class RecordingOps final : public Ops {
   void rope_forward(Tensor& q, Tensor& kv, double theta) override;
   void rope_backward(Tensor& dq, Tensor& dkv, double theta) override;
 
-  // Compute calls a layer does not make (no kind): refused.
-  void embedding_forward(const Tensor&, const Tensor&, std::int64_t, Tensor&) override { refuse("embedding_forward"); }
-  void embedding_backward(const Tensor&, const Tensor&, std::int64_t, Tensor&) override { refuse("embedding_backward"); }
+  void gelu_forward(const Tensor& x, Tensor& y) override;
+  void gelu_backward(const Tensor& dy, const Tensor& x, Tensor& dx) override;
+  void embedding_forward(const Tensor& tokens, const Tensor& wte, std::int64_t vocab_start, Tensor& out) override;
+  void embedding_backward(const Tensor& tokens, const Tensor& dout, std::int64_t vocab_start, Tensor& dwte) override;
+
+  // Compute calls that have no kind: refused.
   void position_forward(const Tensor&, Tensor&) override { refuse("position_forward"); }
   void position_backward(const Tensor&, Tensor&) override { refuse("position_backward"); }
   void bias_add(Tensor&, const Tensor&) override { refuse("bias_add"); }
-  void gelu_forward(const Tensor&, Tensor&) override { refuse("gelu_forward"); }
-  void gelu_backward(const Tensor&, const Tensor&, Tensor&) override { refuse("gelu_backward"); }
   void scale(Tensor&, double) override { refuse("scale"); }
   double sum_squares(const Tensor&) override { refuse("sum_squares"); }
   void ce_row_max(const Tensor&, Tensor&) override { refuse("ce_row_max"); }
@@ -91,8 +100,7 @@ class RecordingOps final : public Ops {
   void adamw_step(Tensor&, const Tensor&, Tensor&, Tensor&, const AdamWParams&) override { refuse("adamw_step"); }
 
  private:
-  void record(OpKind kind, std::vector<std::int64_t> sizes, std::function<void()> again,
-              std::function<void()> gemm_again = {});
+  void record(OpKind kind, std::vector<std::int64_t> sizes, Run whole, Run gemm = {}, Run elementwise = {});
   [[noreturn]] static void refuse(const char* call);
 
   Ops& inner_;
