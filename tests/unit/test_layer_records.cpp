@@ -9,6 +9,7 @@
 // kv heads over pairs of ranks).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -127,6 +128,32 @@ TEST(LayerRecords, TakeCallRefusesACallThatIsNotTheRecords) {
   forward[0].sizes[0] += 1;
   EXPECT_THROW(take_call(calls, 0, forward[0]), std::runtime_error);
   EXPECT_THROW(take_call(calls, forward.size(), forward[0]), std::runtime_error);
+}
+
+// Benchmark names come from the records (family, part, role or pass), and a
+// fused op's parts are records of their own kinds, timed alone.
+TEST(LayerRecords, NameTheirBenchmarks) {
+  const Model m = block_model(Block::gpt);
+  Plan p;
+  p.micro_batch = 2, p.global_batch = 2;
+  const RankDims r(m, p);
+  std::vector<std::string> names;
+  for (const Pass pass : {Pass::forward, Pass::backward})
+    for (const LayerOp& op : layer_ops(m, p, r, pass)) names.push_back(benchmark_name(op));
+  for (const char* name : {"layernorm/ln1_fwd", "gemm/q_fwd", "gemm/kv_fwd", "attention/core_fwd", "bias_gelu/fc1_fwd",
+                           "bias_gelu/fc2_bwd", "gemm/fc2_wgrad", "gemm/kv_dgrad", "attention/core_bwd", "add/kv_sum_bwd"})
+    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+  const LayerOp fc1 = layer_ops(m, p, r, Pass::forward)[6];
+  ASSERT_EQ(fc1.kind, OpKind::linear_gelu_forward);
+  const LayerOp gemm = fused_part(fc1, kind_traits(fc1.kind).gemm_part);
+  const LayerOp gelu = fused_part(fc1, kind_traits(fc1.kind).elementwise_part);
+  EXPECT_EQ(benchmark_name(gemm), "gemm/fc1_fwd");
+  EXPECT_EQ(gemm.sizes, fc1.sizes);
+  EXPECT_EQ(benchmark_name(gelu), "gelu/act_fwd");
+  EXPECT_EQ(gelu.sizes, (std::vector<std::int64_t>{32, 256}));  // (n, f): b·s tokens, 4h
+  EXPECT_EQ(benchmark_stem(fc1), "bias_gelu/fc1");
+  EXPECT_EQ(op_kind_from_name("linear_gelu_forward"), OpKind::linear_gelu_forward);
+  EXPECT_FALSE(op_kind_from_name("gemm").has_value());
 }
 
 // A compute call with no op kind is refused, so a layer cannot call one the
