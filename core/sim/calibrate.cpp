@@ -194,11 +194,13 @@ double sharing_slowdown(const FastestRuns& shared, const FastestRuns& alone) {
 }
 
 // The sample a run of an op gives, by its kind (its label, core/model/op_kind.h)
-// and how the cost model prices that kind: a GEMM by its shape, the bandwidth of
-// a memory-bound op that moves bytes, the attention core (flash: its rate;
-// unfused with fused ops: its GEMMs, paired below). A fused op gives none.
+// and how the cost model prices that kind: a GEMM by its shape, the bytes and
+// time of a memory-bound op (the bandwidth they achieve together), the attention
+// core (flash: its rate; unfused with fused ops: its GEMMs, paired below). A
+// fused op gives none.
 struct OpSamples {
-  std::vector<double> bandwidths, flash_tflops;
+  double memory_bytes = 0, memory_seconds = 0;  // of the memory-bound runs together
+  std::vector<double> flash_tflops;
   std::map<OpKind, double> attention_seconds;  // forward and backward of the unfused core
   std::optional<JsonAt> attention_run;
 
@@ -211,7 +213,7 @@ struct OpSamples {
         break;
       }
       case CostBasis::memory:
-        if (r.find("bytes")) bandwidths.push_back(run_counter(r, "bytes", static_cast<double>(kMaxMemoryBytes)) / s / 1e9);
+        if (r.find("bytes")) memory_bytes += run_counter(r, "bytes", static_cast<double>(kMaxMemoryBytes)), memory_seconds += s;
         break;
       case CostBasis::attention:
         if (run_flag(r, "flash")) {
@@ -243,7 +245,7 @@ void add_samples(const FastestRuns& lone, Calibration& c) {
     }
   }
   add_attention_gemms(ops.attention_seconds, ops.attention_run, c);
-  c.memory_bandwidth_gbs = median(ops.bandwidths);
+  c.memory_bandwidth_gbs = ops.memory_seconds > 0 ? ops.memory_bytes / ops.memory_seconds / 1e9 : 0;
   double sum = 0;
   for (double a : ops.flash_tflops) sum += a;
   c.flash_attention_tflops = ops.flash_tflops.empty() ? 0 : sum / static_cast<double>(ops.flash_tflops.size());

@@ -2,9 +2,10 @@
 // table the cost model reads. Each run says what it timed by its label: an op
 // kind (core/model/op_kind.h; the kernel benchmarks label every op with its
 // record's kind) or a collective (collective_name). By how the cost model prices
-// the kind: GEMM samples by shape (counters m, n, k, batch), the achieved
-// bandwidth of memory-bound ops in the cost model's priced bytes (counter bytes,
-// median), the achieved rate of fused attention (flash 1: counter flops, mean)
+// the kind: GEMM samples by shape (counters m, n, k, batch), the bandwidth the
+// memory-bound ops achieve together (their bytes over their time: a median
+// swung with which ops the layer's records hold, by a quarter on the CPU), the
+// achieved rate of fused attention (flash 1: counter flops, mean)
 // and the unfused attention core with fused ops (fused_ops 1: its batched GEMMs,
 // sizes b, s, heads, d); fused ops and the model's parts give none. An α–β per
 // collective (runs with a "bus_factor" counter) and link class (α: the smallest

@@ -205,5 +205,21 @@ TEST(Calibrate, RunsCountByTheirOpKind) {
   EXPECT_THROW(calibrate({file("none.json", json::array({runs[2], runs[3]}))}, "a100-80gb"), std::runtime_error);
 }
 
+// The memory-bound ops' bandwidth is their bytes over their time together (1 GB
+// in 1 ms and 1 GB in 3 ms: 500 GB/s, not either op's); an op that moved no
+// bytes gives none.
+TEST(Calibrate, MemoryBoundOpsGiveTheirBandwidthTogether) {
+  test::ScratchDir dir("calibrate-bandwidth");
+  const auto op = [](const char* name, const char* kind, double ms) {
+    return json{{"name", name}, {"run_type", "iteration"}, {"label", kind}, {"time_unit", "ms"}, {"real_time", ms},
+                {"bytes", 1e9}};
+  };
+  json runs = json::array({op("layernorm/ln1_fwd", "layernorm_forward", 1.0), op("add/residual1_bwd", "add", 3.0)});
+  runs.push_back({{"name", "add/kv_sum_bwd"}, {"run_type", "iteration"}, {"label", "add"}, {"time_unit", "ms"},
+                  {"real_time", 5.0}});
+  const auto file = dir.write("memory.json", json({{"context", {{"ptdp_machine", "a100-80gb"}}}, {"benchmarks", runs}}).dump());
+  EXPECT_DOUBLE_EQ(calibrate({file}, "a100-80gb").memory_bandwidth_gbs, 500.0);
+}
+
 }  // namespace
 }  // namespace ptdp
