@@ -34,7 +34,7 @@ void print_summary(const Calibration& c, const Machine& m) {
                 peak > 0 ? 100 * tflops.back() / peak : 0, peak, c.precision.c_str());
   }
   if (c.memory_bandwidth_gbs > 0)
-    std::printf("%-26s %8s  %8.1f GB/s (median)              %.0f%% of %g GB/s\n", "memory-bound kernels", "",
+    std::printf("%-26s %8s  %8.1f GB/s (bytes over time)     %.0f%% of %g GB/s\n", "memory-bound kernels", "",
                 c.memory_bandwidth_gbs, 100 * c.memory_bandwidth_gbs / m.memory_bandwidth_gbs, m.memory_bandwidth_gbs);
   if (c.flash_attention_tflops > 0)
     std::printf("%-26s %8s  %8.3f TFLOP/s (mean)            %.0f%%\n", "fused attention", "", c.flash_attention_tflops,
