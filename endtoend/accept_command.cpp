@@ -73,7 +73,7 @@ ConfigErrors check_accept_args(AcceptArgs& a, std::optional<Machine>& machine, s
 // "[3/6] collectives_intra: allreduce_busbw_gbs_intra 4.1 (band >= 2) pass"
 void print_progress(std::size_t index, std::size_t total, const StepOutcome& step, const std::vector<Check>& checks) {
   std::string what = to_string(step.status);
-  if (step.status != StepStatus::ok) what += ": " + step.reason.substr(0, 160);
+  if (step.status != Outcome::ok) what += ": " + step.reason.substr(0, 160);
   for (const Check& c : checks) {
     if (!c.value) continue;
     char text[200];
@@ -101,14 +101,13 @@ int run(AcceptArgs a) {
   std::printf("ptdp accept %s: %zu steps on %d node%s of %d ranks -> %s\n", machine->name.c_str(), specs.size(),
               a.nodes, a.nodes == 1 ? "" : "s", machine->gpus_per_node, a.out.c_str());
   AcceptRun report{*machine, a.machine, a.nodes, launcher->text(), {}, {}};
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    StepOutcome step = run_step(specs[i], ctx.work / (specs[i].name + ".log"), accept_step_timeout_s(*machine));
+  run_accept_steps(specs, [&](StepOutcome step) {
     if (step.name == "weak_scaling")
       for (const StepOutcome& s : report.steps)
         if (s.name == "train") finish_weak_scaling(s, step);
-    print_progress(i, specs.size(), step, check_bands({step}, *machine));
+    print_progress(report.steps.size(), specs.size(), step, check_bands({step}, *machine));
     report.steps.push_back(std::move(step));
-  }
+  });
   report.checks = check_bands(report.steps, *machine);
   write_accept_reports(report, out);
   const bool ok = accepted(report.checks);

@@ -37,9 +37,9 @@ Check check_one(const StepOutcome& step, const std::string& metric, const Machin
   if (const auto band = machine.acceptance.find(metric); band != machine.acceptance.end()) c.band = band->second;
   if (const auto p = step.projected.find(metric); p != step.projected.end()) c.projected = p->second;
   const auto value = step.values.find(metric);
-  if (step.status == StepStatus::skipped) {
+  if (step.status == Outcome::skipped) {
     c.reason = step.reason;
-  } else if (step.status == StepStatus::failed || value == step.values.end()) {
+  } else if (step.status != Outcome::ok || value == step.values.end()) {
     c.status = CheckStatus::failed;
     c.reason = "step " + step.name + " failed: " + step.reason;
   } else if (c.value = value->second; !c.band) {

@@ -1,27 +1,16 @@
-// Running an acceptance step as a child process and reading what it wrote.
+// The acceptance steps run by the step runner, and the readers of what they wrote.
 #include "endtoend/accept_steps.h"
 
 #include <algorithm>
-#include <thread>
 
 #include "core/config/json_read.h"
 #include "core/launch/launcher.h"
 #include "core/metrics/result.h"
 #include "core/sim/calibrate.h"
-#include "endtoend/child_process.h"
 
 namespace ptdp::cli {
 
 using nlohmann::json;
-
-const char* to_string(StepStatus s) {
-  switch (s) {
-    case StepStatus::ok: return "ok";
-    case StepStatus::failed: return "failed";
-    case StepStatus::skipped: return "skipped";
-  }
-  return "?";
-}
 
 namespace {
 
@@ -53,42 +42,28 @@ double counter(const json& run, const char* name) {
 
 }  // namespace
 
-StepOutcome run_step(const StepSpec& spec, const std::filesystem::path& log, double timeout_s) {
-  StepOutcome o;
-  o.name = spec.name, o.metrics = spec.metrics;
-  if (!spec.skip.empty()) {
-    o.reason = spec.skip;
-    return o;
+void run_accept_steps(const std::vector<StepSpec>& specs, const std::function<void(StepOutcome)>& finished) {
+  std::vector<StepOutcome> outcomes(specs.size());  // sized once: each reader fills its own element
+  std::vector<Step> steps;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    StepOutcome& o = outcomes[i];
+    o.name = specs[i].step.name, o.metrics = specs[i].metrics;
+    steps.push_back(specs[i].step);
+    steps.back().read = [&o, read = specs[i].read](const std::filesystem::path& output, StepRun&) {
+      try {
+        read(output, o);
+      } catch (...) {  // no figures from a file the step refuses
+        o.values.clear(), o.projected.clear();
+        throw;
+      }
+    };
   }
-  o.command = shell_join(spec.argv);
-  o.log = log;
-  o.status = StepStatus::failed;
-  std::error_code ignored;
-  std::filesystem::remove(spec.output, ignored);
-  ChildProcess child(spec.argv, log);
-  int code = 0;
-  while (!child.poll(code) && child.seconds() < timeout_s) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  o.seconds = child.seconds();
-  const bool ended = child.poll(code);
-  if (!ended) {
-    child.stop();
-    o.reason = "no result within " + std::to_string(static_cast<int>(timeout_s)) + " s";
-    return o;
-  }
-  const std::string tail = log_tail(log, 3);
-  if (code != 0) {
-    o.reason = (code >= 128 ? "killed by signal " + std::to_string(code - 128) : "exit " + std::to_string(code)) +
-               (tail.empty() ? "" : ": " + tail);
-    return o;
-  }
-  try {
-    spec.read(spec.output, o);
-    o.status = StepStatus::ok;
-  } catch (const std::exception& e) {
-    o.values.clear();
-    o.reason = std::string("exit 0 but its output is refused: ") + e.what();
-  }
-  return o;
+  run_steps(steps, 1, [&](std::size_t i, const StepRun& run) {
+    StepOutcome& o = outcomes[i];
+    o.status = run.outcome, o.reason = run.reason, o.seconds = run.seconds;
+    if (!steps[i].not_run) o.command = shell_join(steps[i].argv), o.log = steps[i].log;
+    finished(std::move(o));
+  });
 }
 
 StepReader read_gemm(const std::string& metric, const std::string& prefix) {

@@ -1,7 +1,8 @@
-// The steps of `ptdp accept`: each a child process (a benchmark program or
-// `ptdp train`, multi-rank ones through the Launcher), so a crash or a hang is
-// a recorded failure and the suite goes on; each step's output file read into
-// the figures the machine's acceptance bands check.
+// The steps of `ptdp accept`: each a step of the step runner
+// (core/process/step_runner.h), a benchmark program or `ptdp train`, multi-rank
+// ones through the Launcher, so a crash or a hang is a recorded outcome and the
+// suite goes on; each step's output file read into the figures the machine's
+// acceptance bands check.
 #pragma once
 #include <filesystem>
 #include <functional>
@@ -11,17 +12,16 @@
 
 #include <nlohmann/json.hpp>
 
-namespace ptdp::cli {
+#include "core/process/step_runner.h"
 
-enum class StepStatus { ok, failed, skipped };
-const char* to_string(StepStatus s);
+namespace ptdp::cli {
 
 // What one step measured, or why it has no figures.
 struct StepOutcome {
   std::string name;                      // "gemm", "collectives_intra", ...
   std::vector<std::string> metrics;      // the acceptance metrics it gives (acceptance_band.h)
-  StepStatus status = StepStatus::skipped;
-  std::string reason;                    // failed or skipped: why
+  Outcome status = Outcome::skipped;
+  std::string reason;                    // unless ok: why
   std::map<std::string, double> values;     // metric -> measured value
   std::map<std::string, double> projected;  // metric -> the projection of the same, where there is one
   nlohmann::json details = nlohmann::json::object();  // the figures behind the values (busbw per size, ...)
@@ -34,20 +34,19 @@ struct StepOutcome {
 // (std::exception) when the file is not what the step writes.
 using StepReader = std::function<void(const std::filesystem::path& output, StepOutcome& outcome)>;
 
-// A step to run: `argv` writes `output`, which `read` turns into figures.
+// A step of the suite: what it runs (step.not_run: skipped, and why), the
+// metrics it gives and how its output (step.output) becomes their figures.
 struct StepSpec {
-  std::string name;
+  Step step;
   std::vector<std::string> metrics;
-  std::vector<std::string> argv;
-  std::filesystem::path output;
   StepReader read;
-  std::string skip;  // non-empty: not run, recorded as skipped for this reason
 };
 
-// Runs `spec` with its output in `log`, for at most `timeout_s`; never throws
-// for what the child did (a crash, a non-zero exit, a missing or unreadable
-// output are a failed outcome with the reason and the log's last lines).
-StepOutcome run_step(const StepSpec& spec, const std::filesystem::path& log, double timeout_s);
+// Runs the steps in order, one at a time, handing each one's outcome to
+// finished() as it ends; never throws for what a child did (a crash, a non-zero
+// exit, a missing or unreadable output are outcomes with the reason and the
+// log's last lines).
+void run_accept_steps(const std::vector<StepSpec>& steps, const std::function<void(StepOutcome)>& finished);
 
 // Readers of the programs' outputs (Google Benchmark JSON, a result file).
 // GEMM: `metric` = the TFLOP/s of the one run whose name starts with `prefix`.

@@ -100,6 +100,16 @@ std::string write_config(const AcceptContext& ctx, const std::string& name, cons
   return file.string();
 }
 
+// A step of the suite: `argv` writing NAME.json beside its log NAME.log, for
+// at most the machine's step time; a non-empty `skip`: not run, skipped for it.
+StepSpec suite_step(const AcceptContext& ctx, const std::string& name, const std::string& metric,
+                    std::vector<std::string> argv, StepReader read, const std::string& skip = "") {
+  Step step{name, std::move(argv), ctx.work / (name + ".log"), ctx.work / (name + ".json"),
+            accept_step_timeout_s(ctx.machine), nullptr, false, std::nullopt};
+  if (!skip.empty()) step.not_run = StepRun{Outcome::skipped, skip, 0, nullptr};
+  return {std::move(step), {metric}, std::move(read)};
+}
+
 // argv as `ranks` ranks through the launcher (exec: the launcher itself is the
 // child, so it gets the SIGTERM that ends a step).
 std::vector<std::string> launched(const AcceptContext& ctx, int ranks, const std::vector<std::string>& argv) {
@@ -113,7 +123,7 @@ StepSpec kernel_step(const AcceptContext& ctx, const std::string& config, const 
                                 "--config", config, "--benchmark_filter=" + filter,
                                 "--benchmark_min_time=" + std::string(budget_for(ctx.machine.device).min_time),
                                 "--benchmark_out=" + out.string(), "--benchmark_out_format=json"};
-  return {name, {metric}, argv, out, std::move(read), ""};
+  return suite_step(ctx, name, metric, argv, std::move(read));
 }
 
 StepSpec collective_step(const AcceptContext& ctx, const std::string& name, const std::string& metric, int ranks,
@@ -125,7 +135,7 @@ StepSpec collective_step(const AcceptContext& ctx, const std::string& name, cons
                                 "--benchmark_filter=^collective/all_reduce/bytes",
                                 "--benchmark_min_time=" + std::string(b.min_time),
                                 "--benchmark_out=" + out.string(), "--benchmark_out_format=json"};
-  return {name, {metric}, launched(ctx, ranks, argv), out, read_busbw(metric), skip};
+  return suite_step(ctx, name, metric, launched(ctx, ranks, argv), read_busbw(metric), skip);
 }
 
 StepSpec train_step(const AcceptContext& ctx, const std::string& name, const std::string& metric, int ranks,
@@ -136,7 +146,8 @@ StepSpec train_step(const AcceptContext& ctx, const std::string& name, const std
   std::vector<std::string> argv{accept_ptdp_program(), "train", "--config", config, "--device",
                                 accept_device(ctx.machine), "--iterations", std::to_string(b.iterations),
                                 "--warmup", std::to_string(b.warmup), "--out", out.string()};
-  return {name, {metric}, launched(ctx, ranks, argv), out, read_train(which == TrainModel::gpt ? "train_tflops_per_gpu" : metric), skip};
+  return suite_step(ctx, name, metric, launched(ctx, ranks, argv),
+                    read_train(which == TrainModel::gpt ? "train_tflops_per_gpu" : metric), skip);
 }
 
 }  // namespace
@@ -165,7 +176,7 @@ std::vector<StepSpec> accept_steps(const AcceptContext& ctx) {
 }
 
 void finish_weak_scaling(const StepOutcome& single_node, StepOutcome& weak) {
-  if (weak.status != StepStatus::ok) return;
+  if (weak.status != Outcome::ok) return;
   const auto figure = [](const std::map<std::string, double>& m) {
     const auto it = m.find("train_tflops_per_gpu");
     return it == m.end() ? 0.0 : it->second;
@@ -176,7 +187,7 @@ void finish_weak_scaling(const StepOutcome& single_node, StepOutcome& weak) {
   weak.values.clear();
   weak.projected.clear();
   if (!(one > 0)) {
-    weak.status = StepStatus::failed;
+    weak.status = Outcome::failed;
     weak.reason = "no single-node training figure to scale against (step train: " + single_node.reason + ")";
     return;
   }

@@ -28,7 +28,7 @@ struct AcceptContext {
 // Writes the configs the steps read into ctx.work.
 std::vector<StepSpec> accept_steps(const AcceptContext& ctx);
 
-// How long one step may run on `machine` before it is ended as failed.
+// How long one step may run on `machine` before it is ended (recorded as timeout).
 double accept_step_timeout_s(const Machine& machine);
 
 // The weak-scaling step's figures from its own run's per-GPU throughput and

@@ -1,19 +1,17 @@
 // The subcommands of `ptdp`, each registered on the CLI11 app and run by main.
-// Exit status: 0 success, 1 a failure while running, 2 input refused,
-// 4 out of memory: `ptdp train` (device or host) or a sweep point (the sweep
-// runner records "oom" from this status alone).
+// Exit status (core/process/outcome.h): 0 success, 1 a failure while running,
+// 2 input refused, 4 out of memory: `ptdp train` (device or host) or a sweep
+// point (the step runner records "oom" from this status alone).
 #pragma once
 #include <functional>
 
 #include <CLI/CLI.hpp>
 
+#include "core/process/outcome.h"
+
 namespace ptdp::cli {
 
-constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;
-constexpr int kExitRefused = 2;
-// Not 3: MPI_Abort in MpiCommunicator::abort ends the job with 3.
-constexpr int kExitOutOfMemory = 4;
+using ptdp::kExitFailed, ptdp::kExitOk, ptdp::kExitOutOfMemory, ptdp::kExitRefused;  // as ptdp::cli::kExit* too
 
 // A subcommand registered on the app, and how to run it once parsed.
 struct Command {

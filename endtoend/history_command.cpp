@@ -19,7 +19,7 @@
 #include "core/metrics/history.h"
 #include "core/metrics/output_files.h"
 #include "core/metrics/result_io.h"
-#include "endtoend/child_process.h"
+#include "core/process/child_process.h"
 #include "endtoend/cli_common.h"
 #include "endtoend/commands.h"
 #include "endtoend/gate_options.h"

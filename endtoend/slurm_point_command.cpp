@@ -4,7 +4,6 @@
 // and the log's last lines, timeout, oom, or refused when it cannot start in
 // this allocation) written atomically with the sweep's identity.
 #include <cstdio>
-#include <thread>
 
 #include "core/metrics/output_files.h"
 #include "core/sweep/slurm_folder.h"
@@ -25,11 +24,8 @@ struct SlurmPointArgs {
 PointRun measure_point(const Sweep& sweep, const SweepPoint& p, const SlurmPointArgs& a, const Launcher& launcher) {
   const std::filesystem::path out(a.out);
   const std::string stem = (out.parent_path() / (out.stem().string() + "-run")).string();
-  PointProcess process = start_point(sweep, p, ResultMode::measured, stem, a.sweep, launcher);
-  for (;;) {
-    if (std::optional<PointRun> run = poll_point(process)) return *run;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  const PointStep step = point_step(sweep, p, ResultMode::measured, stem, a.sweep, launcher);
+  return point_run(step, run_step(step.step));
 }
 
 int run_slurm_point(const SlurmPointArgs& a) {
@@ -42,7 +38,7 @@ int run_slurm_point(const SlurmPointArgs& a) {
     return kExitRefused;
   }
   const SweepPoint& p = sweep->points[static_cast<std::size_t>(a.point)];
-  PointFile f{sweep_identity(*sweep), a.point, {ResultMode::measured, PointStatus::refused, "", 0, nullptr}};
+  PointFile f{sweep_identity(*sweep), a.point, {ResultMode::measured, Outcome::refused, "", 0, nullptr}};
   const std::string why = p.errors.empty() ? measure_refusal(p.config, rank_limits(a.sweep, *launcher))
                                            : p.errors.front().field + ": " + p.errors.front().message;
   if (why.empty()) f.run = measure_point(*sweep, p, a, *launcher);
@@ -50,7 +46,7 @@ int run_slurm_point(const SlurmPointArgs& a) {
   write_json_atomic(a.out, point_file_json(f));
   std::printf("ptdp sweep %s: point %d %s%s%s -> %s\n", sweep->name.c_str(), a.point, to_string(f.run.status).c_str(),
               f.run.reason.empty() ? "" : ": ", f.run.reason.c_str(), a.out.c_str());
-  return f.run.status == PointStatus::ok ? kExitOk : kExitFailed;
+  return f.run.status == Outcome::ok ? kExitOk : kExitFailed;
 }
 
 }  // namespace

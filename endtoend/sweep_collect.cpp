@@ -30,8 +30,8 @@ std::optional<PointRun> collected_run(const fs::path& dir, const SweepPoint& poi
   const fs::path file = point_result_path(dir, index);
   std::error_code ec;
   if (!fs::exists(file, ec)) {
-    if (previous != nullptr && (*previous)["status"] != to_string(PointStatus::missing)) return std::nullopt;
-    return PointRun{ResultMode::measured, PointStatus::missing,
+    if (previous != nullptr && (*previous)["status"] != to_string(Outcome::missing)) return std::nullopt;
+    return PointRun{ResultMode::measured, Outcome::missing,
                     "no result yet from its Slurm job (" + file.string() + ")", 0, nullptr};
   }
   try {
@@ -42,18 +42,18 @@ std::optional<PointRun> collected_run(const fs::path& dir, const SweepPoint& poi
     else if (const std::string problem = result_problem(f, point); !problem.empty()) why = file.string() + ": " + problem;
     if (why.empty()) return f.run;
     ++tally.mismatched;
-    return PointRun{ResultMode::measured, PointStatus::refused, "not merged: " + why, f.run.seconds, nullptr};
+    return PointRun{ResultMode::measured, Outcome::refused, "not merged: " + why, f.run.seconds, nullptr};
   } catch (const JsonRefused& e) {
-    return PointRun{ResultMode::measured, PointStatus::failed, std::string("its result is refused: ") + e.what(), 0,
+    return PointRun{ResultMode::measured, Outcome::failed, std::string("its result is refused: ") + e.what(), 0,
                     nullptr};
   }
 }
 
 void tally_record(const json& record, Tally& t) {
-  const std::string status = record["status"].get<std::string>();
-  if (status == "ok") ++t.ok;
-  else if (status == to_string(PointStatus::missing)) ++t.missing;
-  else if (is_failure(point_status_from_string(status))) ++t.failed;
+  const Outcome status = outcome_from_string(record["status"].get<std::string>());
+  if (status == Outcome::ok) ++t.ok;
+  else if (status == Outcome::missing) ++t.missing;
+  else if (is_failure(status)) ++t.failed;
   if (record["acceptance"] == "fail") ++t.rejected;
 }
 
@@ -68,7 +68,7 @@ int merge_points(const Sweep& sweep, const std::vector<int>& indices, const Swee
     const std::optional<PointRun> run = collected_run(o.collect, p, here, results.record(key), tally);
     records.push_back(run ? point_record(sweep, p, *run) : *results.record(key));
     tally_record(records.back(), tally);
-    if (records.back()["status"] == "refused") std::fprintf(stderr, "  #%d %s\n", index,
+    if (records.back()["status"] == to_string(Outcome::refused)) std::fprintf(stderr, "  #%d %s\n", index,
                                                             records.back()["reason"].get<std::string>().c_str());
   }
   const bool changed = results.put(records);

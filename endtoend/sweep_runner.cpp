@@ -1,10 +1,9 @@
-// Scheduling of point processes, their outcomes, progress and the summary.
+// A sweep as a list of steps: its points planned, run by the step runner,
+// recorded as they finish, with progress and the summary.
 #include "endtoend/sweep_runner.h"
 
 #include <cstdio>
 #include <cstdlib>
-#include <deque>
-#include <thread>
 
 #include "core/launch/rank_limits.h"
 #include "core/io/staged_file.h"
@@ -19,91 +18,34 @@ namespace ptdp::cli {
 
 namespace {
 
-struct Task {
-  const SweepPoint* point;
-  ResultMode mode;
-  std::string refused;  // non-empty: not run, recorded with this reason
-};
-
-struct Running {
-  Task task;
-  PointProcess process;
-};
-
-class Runner {
+// The sweep's side of its steps: each finished point recorded at once, a
+// progress line with the ETA, and the summary.
+class Progress {
  public:
-  Runner(const SweepOptions& o, const Sweep& s, SweepResults& r, std::filesystem::path work, Launcher launcher)
-      : opt_(o), sweep_(s), results_(r), work_(std::move(work)), launcher_(std::move(launcher)) {}
+  Progress(const SweepOptions& o, const Sweep& s, SweepResults& r, int total)
+      : opt_(o), sweep_(s), results_(r), total_(total) {}
 
-  // Runs the tasks; on SIGTERM, SIGINT or SIGHUP ends the running points'
-  // processes and then this process by the same signal.
-  int run(std::deque<Task> tasks, const InterruptWatch& interrupt) {
-    total_ = static_cast<int>(tasks.size());
-    while ((!tasks.empty() || !running_.empty()) && interrupt.signal() == 0) {
-      start_ready(tasks);
-      reap();
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    if (interrupt.signal() != 0) stop_all(interrupt);
-    return summary();
-  }
-
- private:
-  bool can_start(const Task& t) const {
-    if (running_.empty()) return true;
-    if (t.mode == ResultMode::measured) return false;
-    for (const auto& r : running_)
-      if (r.task.mode == ResultMode::measured) return false;
-    return static_cast<int>(running_.size()) < std::max(1, opt_.jobs);
-  }
-
-  void start_ready(std::deque<Task>& tasks) {
-    while (!tasks.empty() && (!tasks.front().refused.empty() || can_start(tasks.front()))) {
-      Task t = tasks.front();
-      tasks.pop_front();
-      if (!t.refused.empty()) finish(t, {t.mode, PointStatus::refused, t.refused, 0, nullptr});
-      else start(t);
-    }
-  }
-
-  void start(const Task& t) {
-    const std::string stem = work_.string() + "/point-" + std::to_string(t.point->index) + "-" + to_string(t.mode);
-    running_.push_back({t, start_point(sweep_, *t.point, t.mode, stem, opt_, launcher_)});
-  }
-
-  [[noreturn]] void stop_all(const InterruptWatch& interrupt) {
-    for (auto& r : running_) r.process.child->stop();
-    std::fflush(stdout);
-    std::fprintf(stderr, "ptdp sweep: interrupted by signal %d: ended %zu running point%s; %d finished point%s in %s, "
-                 "a rerun resumes\n", interrupt.signal(), running_.size(), running_.size() == 1 ? "" : "s", done_,
-                 done_ == 1 ? " is" : "s are", opt_.out.c_str());
-    interrupt.end_by_signal();
-  }
-
-  void reap() {
-    for (std::size_t i = 0; i < running_.size();) {
-      const std::optional<PointRun> run = poll_point(running_[i].process);
-      if (!run) {
-        ++i;
-        continue;
-      }
-      finish(running_[i].task, *run);
-      running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(i));
-    }
-  }
-
-  void finish(const Task& t, const PointRun& run) {
-    const nlohmann::json record = point_record(sweep_, *t.point, run);
+  void finish(const SweepPoint& point, const PointRun& run) {
+    const nlohmann::json record = point_record(sweep_, point, run);
     results_.add(record);
     ++done_;
     elapsed_ += run.seconds;
     if (is_failure(run.status)) ++failed_;
-    const Acceptance accepted = acceptance(t.point->expect, run);
+    const Acceptance accepted = acceptance(point.expect, run);
     if (accepted == Acceptance::fail) ++rejected_;
-    print_progress(*t.point, record, accepted);
+    print(point, record, accepted);
   }
 
-  void print_progress(const SweepPoint& p, const nlohmann::json& record, Acceptance accepted) const {
+  int done() const { return done_; }
+
+  int summary() const {
+    std::printf("%s: %d points run, %d failed, %d below acceptance; results in %s\n", sweep_.name.c_str(), done_,
+                failed_, rejected_, opt_.out.c_str());
+    return failed_ > 0 || rejected_ > 0 ? kExitFailed : kExitOk;
+  }
+
+ private:
+  void print(const SweepPoint& p, const nlohmann::json& record, Acceptance accepted) const {
     std::string what = record["status"].get<std::string>();
     if (record["value"].is_number()) {
       char text[160];
@@ -127,18 +69,9 @@ class Runner {
     std::fflush(stdout);
   }
 
-  int summary() const {
-    std::printf("%s: %d points run, %d failed, %d below acceptance; results in %s\n", sweep_.name.c_str(), done_,
-                failed_, rejected_, opt_.out.c_str());
-    return failed_ > 0 || rejected_ > 0 ? kExitFailed : kExitOk;
-  }
-
   const SweepOptions& opt_;
   const Sweep& sweep_;
   SweepResults& results_;
-  std::filesystem::path work_;
-  Launcher launcher_;
-  std::vector<Running> running_;
   int total_ = 0, done_ = 0, failed_ = 0, rejected_ = 0;
   double elapsed_ = 0;
 };
@@ -157,22 +90,50 @@ RankLimits rank_limits(const SweepOptions& o, const Launcher& launcher) {
 
 namespace {
 
-std::deque<Task> plan_tasks(const Sweep& sweep, const SweepOptions& o, const RankLimits& limits,
-                            const SweepResults& results, int& resumed) {
+// The points still to run, as steps (a point that may not run: not run, refused with the reason).
+std::vector<PointStep> plan_points(const Sweep& sweep, const SweepOptions& o, const Launcher& launcher,
+                                   const std::filesystem::path& work, const SweepResults& results, int& resumed) {
+  const RankLimits limits = rank_limits(o, launcher);
   const SweepMode requested = o.mode.value_or(sweep.mode);
-  std::deque<Task> tasks;
+  std::vector<PointStep> points;
   for (const auto& p : sweep.points) {
-    Task t{&p, ResultMode::projected, ""};
+    ResultMode mode = ResultMode::projected;
     const std::string unmeasurable = measure_refusal(p.config, limits);
     if (requested == SweepMode::measure || (requested == SweepMode::automatic && unmeasurable.empty()))
-      t.mode = ResultMode::measured;
-    if (!p.errors.empty()) t.refused = p.errors.front().field + ": " + p.errors.front().message;
-    else if (t.mode == ResultMode::measured && !unmeasurable.empty())
-      t.refused = "cannot be measured here: " + p.config.machine.name + " point " + unmeasurable;
-    if (results.finished(point_key(sweep, p, t.mode))) ++resumed;
-    else tasks.push_back(t);
+      mode = ResultMode::measured;
+    if (results.finished(point_key(sweep, p, mode))) {
+      ++resumed;
+      continue;
+    }
+    std::string refused;
+    if (!p.errors.empty()) refused = p.errors.front().field + ": " + p.errors.front().message;
+    else if (mode == ResultMode::measured && !unmeasurable.empty())
+      refused = "cannot be measured here: " + p.config.machine.name + " point " + unmeasurable;
+    const std::string stem = (work / ("point-" + std::to_string(p.index) + "-" + to_string(mode))).string();
+    points.push_back(point_step(sweep, p, mode, stem, o, launcher, refused));
   }
-  return tasks;
+  return points;
+}
+
+// Runs the points, recording each as it finishes. On SIGTERM, SIGINT or SIGHUP
+// it ends the running points' processes and then this process by the same signal.
+int run_points(const std::vector<PointStep>& points, const SweepOptions& o, const Sweep& sweep,
+               SweepResults& results) {
+  std::vector<Step> steps;
+  for (const PointStep& p : points) steps.push_back(p.step);
+  Progress progress(o, sweep, results, static_cast<int>(points.size()));
+  const InterruptWatch interrupt;
+  const auto finished = [&](std::size_t i, const StepRun& run) {
+    progress.finish(*points[i].point, point_run(points[i], run));
+  };
+  const std::size_t ended = run_steps(steps, o.jobs, finished, [&] { return interrupt.signal() != 0; });
+  if (interrupt.signal() == 0) return progress.summary();
+  for (const PointStep& p : points) point_run(p, {});  // the hand-over files of the points not run
+  std::fflush(stdout);
+  std::fprintf(stderr, "ptdp sweep: interrupted by signal %d: ended %zu running point%s; %d finished point%s in %s, "
+               "a rerun resumes\n", interrupt.signal(), ended, ended == 1 ? "" : "s", progress.done(),
+               progress.done() == 1 ? " is" : "s are", o.out.c_str());
+  interrupt.end_by_signal();
 }
 
 }  // namespace
@@ -221,12 +182,10 @@ int run_sweep(const SweepOptions& options) {
                       ("." + out.stem().string() + ".work");
     std::filesystem::create_directories(work);
     int resumed = 0;
-    std::deque<Task> tasks = plan_tasks(sweep, o, rank_limits(o, *launcher), results, resumed);
+    const std::vector<PointStep> points = plan_points(sweep, o, *launcher, work, results, resumed);
     std::printf("ptdp sweep %s: %zu points (%d valid), %d already done, %zu to run -> %s\n", sweep.name.c_str(),
-                sweep.points.size(), sweep.valid_points(), resumed, tasks.size(), o.out.c_str());
-    Runner runner(o, sweep, results, work, *launcher);
-    const InterruptWatch interrupt;
-    return runner.run(std::move(tasks), interrupt);
+                sweep.points.size(), sweep.valid_points(), resumed, points.size(), o.out.c_str());
+    return run_points(points, o, sweep, results);
   } catch (const std::runtime_error& e) {
     std::fprintf(stderr, "ptdp sweep: %s\n", e.what());
     return kExitRefused;

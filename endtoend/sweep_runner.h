@@ -1,8 +1,9 @@
-// The sweep runner behind `ptdp sweep`: every point in a process of its own
-// (`ptdp sweep-point` for projections, `[mpirun] ptdp train` for measurements),
-// so a crash, an out-of-memory or a timeout is a recorded outcome and the sweep
-// goes on; each finished point is written at once; a rerun resumes. Killed or
-// interrupted, it ends the running point's processes (mpirun and its ranks) first.
+// The sweep runner behind `ptdp sweep`: its points a list of steps of the step
+// runner (core/process/step_runner.h), each a process of its own (`ptdp
+// sweep-point` for projections, `[mpirun] ptdp train` for measurements), so a
+// crash, an out-of-memory or a timeout is a recorded outcome and the sweep goes
+// on; each finished point is written at once; a rerun resumes. Killed or
+// interrupted, it ends the running points' processes (mpirun and its ranks) first.
 #pragma once
 #include <cstdint>
 #include <optional>

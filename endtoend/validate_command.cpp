@@ -46,7 +46,7 @@ void print_check(const ExperimentCheck& c, bool quiet, const char* published) {
     for (const auto& p : c.points)
       std::printf("  %-26s %-14s %s %8.2f  projected %8.2f  %+6.1f%%%s\n", p.series.c_str(), p.label.c_str(), published,
                   p.paper, p.projected, 100 * p.error,
-                  p.status == PointStatus::does_not_fit ? "  (compared; does not fit in ptdp's memory model)" : "");
+                  p.status == Outcome::does_not_fit ? "  (compared; does not fit in ptdp's memory model)" : "");
   for (const auto& u : c.unfit) std::printf("  does not fit: %s\n", u.c_str());
   for (const auto& r : c.refused) std::printf("  refused: %s\n", r.c_str());
   for (const auto& v : c.ordering_violations) std::printf("  ORDER differs from the paper: %s\n", v.c_str());

@@ -27,7 +27,9 @@ what finished.
 Usage: gpu_campaign.py OUT [--pack DIR] [--steps LIST] [--only-failed TESTS.TSV] [--budget S] [--work DIR]
                        [--device cuda|cpu]
   --device cpu rehearses the training, kernel and summary steps on the CPU with the tiny GPT.
-Exit status: 0 every step ok or skipped, 1 a step failed, 2 refused input, 3 the pack cannot run here.
+Each step's status is an outcome (campaign/outcome.py): ok, failed, timeout, oom, skipped or refused,
+read from its commands' exit statuses and result files.
+Exit status: 0 every step ok or skipped, 1 a step had another outcome, 2 refused input, 3 the pack cannot run here.
 """
 import argparse
 import hashlib
@@ -41,20 +43,21 @@ import gpu_pack  # noqa: E402
 import ldd_check  # noqa: E402
 from campaign import steps, steps_more  # noqa: E402
 from campaign.context import Context  # noqa: E402
-from campaign.runner import Runner, read_json, write_atomic, write_json  # noqa: E402
+from campaign.outcome import FAILED, passed  # noqa: E402
+from campaign.runner import Runner, Step, read_json, write_atomic, write_json  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-STEPS = {  # name: (cap in seconds, least it needs, body)
-    "env": (30, 5, steps.step_env),
-    "smoke": (90, 20, steps.step_smoke),
-    "headline": (150, 30, steps.step_headline),
-    "tests": (180, 30, steps.step_tests),
-    "kernels": (120, 30, steps.step_kernels),
-    "baseline": (150, 40, steps_more.step_baseline),
-    "more": (150, 40, steps_more.step_more),
-    "slices": (80, 30, steps_more.step_slices),
-    "ncu": (60, 20, steps_more.step_ncu),
-}
+STEPS = {row.name: row for row in (  # the step table, in order of value: name, cap in seconds, least it needs, body
+    Step("env", 30, 5, steps.step_env),
+    Step("smoke", 90, 20, steps.step_smoke),
+    Step("headline", 150, 30, steps.step_headline),
+    Step("tests", 180, 30, steps.step_tests),
+    Step("kernels", 120, 30, steps.step_kernels),
+    Step("baseline", 150, 40, steps_more.step_baseline),
+    Step("more", 150, 40, steps_more.step_more),
+    Step("slices", 80, 30, steps_more.step_slices),
+    Step("ncu", 60, 20, steps_more.step_ncu),
+)}
 WORK_MARK = ".ptdp-campaign-work"
 
 
@@ -137,20 +140,18 @@ def main():
     summary = lambda: write_summary(work)  # noqa: E731
     if why:
         runner.say(f"gpu_campaign: the pack cannot run here: {why}")
-        runner.steps.append({"step": "pack", "status": "failed", "seconds": "0", "note": why})
-        runner.write_status()
+        runner.record("pack", FAILED, 0, [why])
         runner.close(summary)
         return 3
     runner.say(f"gpu_campaign: pack unpacked, every library resolves (GPU: {ctx.gpu or 'none'})")
-    statuses = []
+    outcomes = []
     for name in chosen:
-        cap, least, body = STEPS[name]
-        statuses.append(runner.step(name, cap, lambda room, body=body: body(ctx, room), least))
+        outcomes.append(runner.step(STEPS[name], ctx))
         runner.pack_now(summary)
     runner.close(summary)
     runner.say(f"gpu_campaign: done in {runner.elapsed():.0f} s: " +
                ", ".join(f"{r['step']} {r['status']}" for r in runner.steps))
-    return 1 if "failed" in statuses else 0
+    return 0 if all(passed(o) for o in outcomes) else 1
 
 
 def write_summary(work):

@@ -7,21 +7,35 @@
 #include <string>
 #include <string_view>
 
+#include "core/config/bounds.h"
+#include "core/config/field.h"
+
 namespace ptdp {
 
+// Each field's JSON key, bound and meaning: visit_fields below.
 struct AcceptanceBand {
-  double expected = 0;   // in the metric's unit
-  double tolerance = 0;  // the fraction below `expected` still accepted, in [0, 1)
-  std::string source;    // where `expected` comes from (a measurement's command and date, or its derivation)
+  double expected = 0;
+  double tolerance = 0;
+  std::string source;
 
   double lowest() const { return expected * (1 - tolerance); }
   bool holds(double value) const { return value >= lowest(); }
 };
 
+// The field table of a band (core/config/field.h), in reading order; a blank
+// source is refused by validate(const Machine&).
+template <FieldsOf<AcceptanceBand> M, class Visit>
+void visit_fields(M& b, Visit&& v) {
+  v({.key = "expected", .description = "the expected value, in the metric's unit",
+     .bound = interval(0, true, kMaxRate, false), .required = true}, b.expected);
+  v({.key = "tolerance", .description = "the fraction below `expected` still accepted (1 would accept anything)",
+     .bound = interval(0, false, 1, true), .required = true}, b.tolerance);
+  v({.key = "source", .description = "where `expected` comes from (a measurement's command and date, or its "
+                                     "derivation); not blank", .required = true}, b.source);
+}
+
 // The metrics a band may name (the profile's "acceptance" keys), with what each measures.
-struct AcceptanceMetric {
-  std::string_view name, meaning;
-};
+using AcceptanceMetric = KeyName;
 inline constexpr std::array<AcceptanceMetric, 7> kAcceptanceMetrics{{
     {"gemm_tflops", "TFLOP/s of one large GEMM (the kernel model's fc1 forward) in the profile's precision"},
     {"attention_tflops", "TFLOP/s of attention forward and backward together at the kernel model's shapes"},

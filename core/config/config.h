@@ -15,15 +15,31 @@
 
 namespace ptdp {
 
-// Optimizer settings (optional "optimizer" section of a config file).
+// Optimizer settings (optional "optimizer" section of a config file); each
+// field's JSON key, bound and meaning: visit_fields below.
 struct OptimizerConfig {
-  double lr = 1e-3;            // AdamW learning rate (constant)
-  double beta1 = 0.9;          // first-moment decay
-  double beta2 = 0.95;         // second-moment decay
-  double eps = 1e-8;           // denominator epsilon
-  double weight_decay = 0.01;  // decoupled decay on weight matrices (not biases, layernorm)
-  double clip_grad = 1.0;      // clip the global gradient norm to this; 0 disables
+  double lr = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double eps = 1e-8;
+  double weight_decay = 0.01;
+  double clip_grad = 1.0;
 };
+
+// The field table of "optimizer" (core/config/field.h), in reading order. A
+// step of lr·(update) with lr above 1 moves weights by more than their scale:
+// nonsense, not a setting.
+template <FieldsOf<OptimizerConfig> M, class Visit>
+void visit_fields(M& o, Visit&& v) {
+  v({.key = "lr", .description = "AdamW learning rate (constant)", .bound = interval(0, true, 1, false)}, o.lr);
+  v({.key = "beta1", .description = "first-moment decay", .bound = interval(0, false, 1, true)}, o.beta1);
+  v({.key = "beta2", .description = "second-moment decay", .bound = interval(0, false, 1, true)}, o.beta2);
+  v({.key = "eps", .description = "denominator epsilon", .bound = interval(0, true, 1, false)}, o.eps);
+  v({.key = "weight_decay", .description = "decoupled decay on weight matrices (not biases, norms)",
+     .bound = interval(0, false, 1, false)}, o.weight_decay);
+  v({.key = "clip_grad", .description = "clip the global gradient norm to this; 0 disables",
+     .bound = interval(0, false, kMaxClipGrad, false)}, o.clip_grad);
+}
 
 struct Config {
   Model model;

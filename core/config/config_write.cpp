@@ -1,47 +1,67 @@
-// Configs out to JSON: the resolved values, echoed into every result.
+// Configs out to JSON by their field tables: the resolved values, echoed into
+// every result. (nlohmann::json keeps an object's keys sorted, so the written
+// order does not depend on the tables'.)
 #include "core/config/config.h"
 
 namespace ptdp {
 
 using nlohmann::json;
 
-json to_json(const Model& m) {
-  return {{"layers", m.layers}, {"hidden", m.hidden},   {"heads", m.heads},
-          {"seq_len", m.seq_len}, {"vocab", m.vocab}, {"ffn_hidden", m.ffn()}, {"dropout", m.dropout},
-          {"vocab_pad_to", m.vocab_pad_to}, {"kv_heads", m.kv()}, {"norm", to_string(m.norm)},
-          {"activation", to_string(m.activation)}, {"position", to_string(m.position)},
-          {"rope_theta", m.rope_theta}, {"bias", m.bias}, {"tied_embeddings", m.tied_embeddings}};
+namespace {
+
+template <class T>
+json value_json(const T& value);
+
+// Nothing to echo: a count <= 0, an empty list or map.
+template <class T>
+bool holds_nothing(const T& value) {
+  if constexpr (std::is_arithmetic_v<T>) return value <= 0;
+  else if constexpr (requires { value.empty(); }) return value.empty();
+  else return false;
 }
 
-json to_json(const Plan& p) {
-  json j = {{"tp", p.tp},
-          {"pp", p.pp},
-          {"dp", p.dp},
-          {"virtual_stages", p.virtual_stages},
-          {"micro_batch", p.micro_batch},
-          {"global_batch", p.global_batch},
-          {"schedule", p.schedule},
-          {"recompute", to_string(p.recompute)},
-          {"sequence_parallel", p.sequence_parallel},
-          {"scatter_gather", p.scatter_gather},
-          {"tp_comm_overlap", p.tp_comm_overlap},
-          {"precision", to_string(p.precision)},
-          {"seed", p.seed},
-          {"fused_ops", p.fused_ops},
-          {"attention", to_string(p.attention)},
-          {"distributed_optimizer", p.distributed_optimizer},
-          {"overlap_grad_reduce", p.overlap_grad_reduce},
-          {"overlap_param_gather", p.overlap_param_gather},
-          {"grad_accumulation_fusion", p.grad_accumulation_fusion},
-          {"deterministic", p.deterministic}};
-  if (!p.layers_per_stage.empty()) j["layers_per_stage"] = p.layers_per_stage;  // absent: the even split
+template <HasFields S>
+json write_fields(const S& s) {
+  json j = json::object();
+  visit_fields(s, [&j](const Field& field, const auto& value) {
+    if (field.written == Written::never || (field.written == Written::unless_empty && holds_nothing(value))) return;
+    j[std::string(field.key)] = value_json(value);
+  });
   return j;
 }
 
-json to_json(const OptimizerConfig& o) {
-  return {{"lr", o.lr},   {"beta1", o.beta1}, {"beta2", o.beta2}, {"eps", o.eps},
-          {"weight_decay", o.weight_decay}, {"clip_grad", o.clip_grad}};
+// An enum by name, a struct by its table, an absent optional as null, a map of
+// structs member by member; numbers, strings, lists and plain maps as they are.
+template <class T>
+json value_json(const T& value) {
+  if constexpr (SpelledEnum<T>) {
+    return spelling(value);
+  } else if constexpr (HasFields<T>) {
+    return write_fields(value);
+  } else if constexpr (kIsOptional<T>) {
+    return value ? value_json(*value) : json(nullptr);
+  } else if constexpr (kIsStructMap<T>) {
+    json j = json::object();
+    for (const auto& [key, item] : value) j[key] = value_json(item);
+    return j;
+  } else {
+    return value;
+  }
 }
+
+}  // namespace
+
+json to_json(const Model& m) {
+  Model resolved = m;  // 0 in a file stands for these; a result echoes what ran
+  resolved.ffn_hidden = m.ffn();
+  resolved.kv_heads = m.kv();
+  return write_fields(resolved);
+}
+
+json to_json(const Plan& p) { return write_fields(p); }
+json to_json(const Machine& m) { return write_fields(m); }
+json to_json(const std::optional<Filesystem>& fs) { return value_json(fs); }
+json to_json(const OptimizerConfig& o) { return write_fields(o); }
 
 json to_json(const Config& c) {
   return {{"model", to_json(c.model)},

@@ -1,6 +1,8 @@
 // Strict field reader: types, ranges, missing and unknown keys, all reported.
 #include "core/config/json_fields.h"
 
+#include <algorithm>
+
 #include "core/config/json_read.h"
 
 namespace ptdp {
@@ -17,10 +19,10 @@ void JsonFields::error(const std::string& field_name, const std::string& message
   errors_.push_back({field_name, message, kind});
 }
 
-const json* JsonFields::find(const char* key, bool required) {
-  known_.insert(key);
+const json* JsonFields::find(std::string_view key, bool required) {
+  known_.emplace(key);
   if (!is_object_) return nullptr;
-  auto it = object_.find(key);
+  auto it = object_.find(std::string(key));
   if (it == object_.end()) {
     if (required) error(field(key), field(key) + " is missing", ConfigErrorKind::missing);
     return nullptr;
@@ -60,7 +62,7 @@ std::string convert(const json& v, std::vector<int>& out) {
 }  // namespace
 
 template <class T>
-bool JsonFields::read(const char* key, T& out, bool required) {
+bool JsonFields::read(std::string_view key, T& out, bool required) {
   const json* v = find(key, required);
   if (v == nullptr) return !required;
   auto why = convert(*v, out);
@@ -69,25 +71,38 @@ bool JsonFields::read(const char* key, T& out, bool required) {
   return false;
 }
 
-bool JsonFields::required(const char* key, int& out) { return read(key, out, true); }
-bool JsonFields::required(const char* key, std::int64_t& out) { return read(key, out, true); }
-bool JsonFields::required(const char* key, double& out) { return read(key, out, true); }
-bool JsonFields::required(const char* key, std::string& out) { return read(key, out, true); }
-bool JsonFields::optional(const char* key, int& out) { return read(key, out, false); }
-bool JsonFields::optional(const char* key, std::int64_t& out) { return read(key, out, false); }
-bool JsonFields::optional(const char* key, std::uint64_t& out) { return read(key, out, false); }
-bool JsonFields::optional(const char* key, double& out) { return read(key, out, false); }
-bool JsonFields::optional(const char* key, bool& out) { return read(key, out, false); }
-bool JsonFields::optional(const char* key, std::string& out) { return read(key, out, false); }
-bool JsonFields::optional(const char* key, std::vector<int>& out) { return read(key, out, false); }
-bool JsonFields::optional(const char* key, std::map<std::string, double>& out) {
-  return read(key, out, false);
-}
-bool JsonFields::optional(const char* key, std::map<std::string, std::string>& out) {
-  return read(key, out, false);
+template bool JsonFields::read(std::string_view, int&, bool);
+template bool JsonFields::read(std::string_view, std::int64_t&, bool);
+template bool JsonFields::read(std::string_view, std::uint64_t&, bool);
+template bool JsonFields::read(std::string_view, double&, bool);
+template bool JsonFields::read(std::string_view, bool&, bool);
+template bool JsonFields::read(std::string_view, std::string&, bool);
+template bool JsonFields::read(std::string_view, std::vector<int>&, bool);
+template bool JsonFields::read(std::string_view, std::map<std::string, double>&, bool);
+template bool JsonFields::read(std::string_view, std::map<std::string, std::string>&, bool);
+
+bool JsonFields::read_spelling(const Field& f, std::span<const std::string_view> names, std::size_t& index) {
+  std::string text;
+  if (find(f.key, f.required) == nullptr || !read(f.key, text, f.required)) return false;
+  const std::string at = field(f.key);
+  if (!f.refused.empty() && text == f.refused) {
+    error(at, at + "=\"" + text + "\" " + std::string(f.refused_why));
+    return false;
+  }
+  const auto it = std::find(names.begin(), names.end(), text);
+  if (it == names.end()) {
+    std::vector<std::string_view> sorted(names.begin(), names.end());  // listed as before: alphabetically
+    std::sort(sorted.begin(), sorted.end());
+    std::string list;
+    for (const auto name : sorted) list += (list.empty() ? "" : ", ") + std::string(name);
+    error(at, at + "=\"" + text + "\" is not one of: " + list, ConfigErrorKind::type);
+    return false;
+  }
+  index = static_cast<std::size_t>(it - names.begin());
+  return true;
 }
 
-const json* JsonFields::object(const char* key, bool required) {
+const json* JsonFields::object(std::string_view key, bool required) {
   const json* v = find(key, required);
   if (v != nullptr && !v->is_object()) {
     error(field(key), field(key) + " must be a JSON object (got " + v->dump() + ")", ConfigErrorKind::type);
@@ -99,7 +114,7 @@ const json* JsonFields::object(const char* key, bool required) {
 void JsonFields::reject_unknown() {
   if (!is_object_) return;
   for (const auto& [key, value] : object_.items())
-    if (!known_.count(key)) error(field(key.c_str()), field(key.c_str()) + " is not a known field", ConfigErrorKind::unknown_field);
+    if (!known_.count(key)) error(field(key), field(key) + " is not a known field", ConfigErrorKind::unknown_field);
 }
 
 }  // namespace ptdp

@@ -1,10 +1,12 @@
 // The parallel plan: how a model is split over GPUs and how an iteration runs.
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "core/config/bounds.h"
+#include "core/config/field.h"
 
 namespace ptdp {
 
@@ -12,35 +14,29 @@ enum class Recompute { none, selective, full };
 enum class Precision { fp32, bf16, fp16 };
 enum class Attention { unfused, flash };
 
+// Each field's JSON key, bound and meaning: visit_fields below.
 struct Plan {
-  int tp = 1;              // t: tensor-parallel size (splits heads, MLP and vocabulary)
-  int pp = 1;              // p: pipeline-parallel size (splits layers into stages)
-  int dp = 1;              // d: data-parallel size (replicas over the batch)
-  int virtual_stages = 1;  // v: model chunks per pipeline rank (interleaved schedule)
-  // Decoder layers of each virtual stage, in virtual-stage order (p·v entries summing to
-  // model.layers); empty: l/(p·v) each. Lets the end stages carry fewer layers to balance
-  // the embedding and the output head (core/model/chunk_layout.h reads it).
-  std::vector<int> layers_per_stage;
-  int micro_batch = 1;     // b: sequences per micro-batch
-  int global_batch = 1;    // B: sequences per iteration, over all replicas
-  std::string schedule = "1f1b";           // pipeline schedule: gpipe | 1f1b | interleaved
-  Recompute recompute = Recompute::none;   // activation recomputation in backward
-  bool sequence_parallel = false;          // split layernorm/dropout over t along s
-  bool scatter_gather = false;             // send 1/t of boundary activations, all-gather after
-  bool tp_comm_overlap = false;            // sequence parallelism's all-gathers and reduce-scatters split
-                                           // into t token blocks, pipelined with the GEMMs (a ring)
-  Precision precision = Precision::bf16;   // compute type; fp32 on the CPU backend
-  bool fused_ops = true;                   // fused bias+GeLU, bias+dropout+add, scale+mask+softmax
-  Attention attention = Attention::unfused;  // unfused: GEMM, softmax, GEMM (the paper); flash: one fused kernel
-  bool distributed_optimizer = false;      // optimizer state sharded over the data-parallel group
-  bool overlap_grad_reduce = true;         // gradient buckets reduced during the backward, else after it
-  bool overlap_param_gather = true;        // distributed optimizer: the parameter all-gather is waited
-                                           // for before the next forward, else right after the step
-  bool grad_accumulation_fusion = true;    // weight-gradient GEMMs add into the fp32 gradients directly;
-                                           // false: a separate pass per micro-batch (Megatron-LM of 2021)
-  std::uint64_t seed = 1;                  // weights and synthetic data are pure functions of it
-  bool deterministic = false;              // GPU: bitwise-repeatable runs (no floating-point atomics in
-                                           // reductions, cuDNN's deterministic attention backward)
+  int tp = 1;              // t
+  int pp = 1;              // p
+  int dp = 1;              // d
+  int virtual_stages = 1;  // v
+  std::vector<int> layers_per_stage;  // core/model/chunk_layout.h reads it
+  int micro_batch = 1;     // b
+  int global_batch = 1;    // B
+  std::string schedule = "1f1b";
+  Recompute recompute = Recompute::none;
+  bool sequence_parallel = false;
+  bool scatter_gather = false;
+  bool tp_comm_overlap = false;
+  Precision precision = Precision::bf16;
+  bool fused_ops = true;
+  Attention attention = Attention::unfused;
+  bool distributed_optimizer = false;
+  bool overlap_grad_reduce = true;
+  bool overlap_param_gather = true;
+  bool grad_accumulation_fusion = true;
+  std::uint64_t seed = 1;
+  bool deterministic = false;
 
   // Products in 64 bits, limited to int: validate() bounds t·p·d, but these are also asked of configs it refuses.
   int world_size() const { return clamp_int(std::int64_t{tp} * pp * dp); }
@@ -51,8 +47,61 @@ struct Plan {
   }
 };
 
-std::string to_string(Recompute r);
-std::string to_string(Precision p);
-std::string to_string(Attention a);
+// The field table of "plan" (core/config/field.h), in reading order.
+template <FieldsOf<Plan> M, class Visit>
+void visit_fields(M& p, Visit&& v) {
+  v({.key = "tp", .description = "t: tensor-parallel size (splits heads, MLP and vocabulary)", .bound = count(),
+     .required = true}, p.tp);
+  v({.key = "pp", .description = "p: pipeline-parallel size (splits layers into stages)", .bound = count(),
+     .required = true}, p.pp);
+  v({.key = "dp", .description = "d: data-parallel size (replicas over the batch)", .bound = count(),
+     .required = true}, p.dp);
+  v({.key = "virtual_stages", .description = "v: model chunks per pipeline rank (interleaved schedules)",
+     .bound = count()}, p.virtual_stages);
+  v({.key = "layers_per_stage", .description = "decoder layers of each virtual stage, in virtual-stage order: p·v "
+                                               "positive counts summing to model.layers; absent: l/(p·v) each",
+     .written = Written::unless_empty}, p.layers_per_stage);
+  v({.key = "micro_batch", .description = "b: sequences per micro-batch", .bound = count(), .required = true},
+    p.micro_batch);
+  v({.key = "global_batch", .description = "B: sequences per iteration over all replicas; m = B/(b·d) micro-batches",
+     .bound = count(), .required = true}, p.global_batch);
+  v({.key = "schedule", .description = "pipeline schedule, by its name in core/schedule/'s registry (gpipe, 1f1b, "
+                                       "interleaved, ...; another name is refused with the list)"}, p.schedule);
+  v({.key = "recompute", .description = "activation recomputation in the backward pass"}, p.recompute);
+  v({.key = "sequence_parallel", .description = "split the norms and dropout over t along s"}, p.sequence_parallel);
+  v({.key = "scatter_gather", .description = "send 1/t of the boundary activations between stages, all-gather after"},
+    p.scatter_gather);
+  v({.key = "tp_comm_overlap", .description = "sequence parallelism's all-gathers and reduce-scatters split into t "
+                                              "token blocks, pipelined with the GEMMs (a ring)"}, p.tp_comm_overlap);
+  v({.key = "precision", .description = "compute type; fp32 on the CPU backend", .refused = "fp8",
+     .refused_why = "is out of scope for now: ptdp trains and projects fp32, bf16 and fp16 (FP8's scaling recipes "
+                    "are not modelled)"}, p.precision);
+  v({.key = "seed", .description = "weights and synthetic data are pure functions of it"}, p.seed);
+  v({.key = "fused_ops", .description = "fused bias+GeLU, bias+dropout+add, scale+mask+softmax"}, p.fused_ops);
+  v({.key = "attention", .description = "unfused: GEMM, softmax, GEMM (the paper); flash: one fused kernel"},
+    p.attention);
+  v({.key = "distributed_optimizer", .description = "optimizer state sharded over the data-parallel group"},
+    p.distributed_optimizer);
+  v({.key = "overlap_grad_reduce", .description = "gradient buckets reduced during the backward, else after it"},
+    p.overlap_grad_reduce);
+  v({.key = "overlap_param_gather", .description = "distributed optimizer: the parameter all-gather is waited for "
+                                                   "before the next forward, else right after the step"},
+    p.overlap_param_gather);
+  v({.key = "grad_accumulation_fusion", .description = "weight-gradient GEMMs add into the fp32 gradients directly; "
+                                                       "false: a separate pass per micro-batch (Megatron-LM of 2021)"},
+    p.grad_accumulation_fusion);
+  v({.key = "deterministic", .description = "GPU: bitwise-repeatable runs (no floating-point atomics in reductions, "
+                                            "cuDNN's deterministic attention backward)"}, p.deterministic);
+}
+
+inline constexpr std::string_view kRecomputeNames[] = {"none", "selective", "full"};
+inline constexpr std::string_view kPrecisionNames[] = {"fp32", "bf16", "fp16"};
+inline constexpr std::string_view kAttentionNames[] = {"unfused", "flash"};
+inline std::span<const std::string_view> spellings(Recompute) { return kRecomputeNames; }
+inline std::span<const std::string_view> spellings(Precision) { return kPrecisionNames; }
+inline std::span<const std::string_view> spellings(Attention) { return kAttentionNames; }
+inline std::string to_string(Recompute r) { return spelling(r); }
+inline std::string to_string(Precision p) { return spelling(p); }
+inline std::string to_string(Attention a) { return spelling(a); }
 
 }  // namespace ptdp

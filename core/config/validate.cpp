@@ -16,14 +16,6 @@ class Rules {
  public:
   explicit Rules(ConfigErrors& errors) : errors_(errors) {}
 
-  void positive(const std::string& field, long long value) {
-    if (value <= 0) fail(field, field + "=" + std::to_string(value) + " must be positive");
-  }
-  // A size or count: positive and at most kMaxSize.
-  void size(const std::string& field, long long value) {
-    positive(field, value);
-    at_most(field, value, kMaxSize);
-  }
   void at_most(const std::string& field, long long value, long long bound, const std::string& unit = "") {
     if (value > bound)
       fail(field, field + "=" + (value == INT64_MAX ? "more than 2^63" : std::to_string(value)) + unit +
@@ -43,6 +35,17 @@ class Rules {
       fail(divisor_field, divisor_field + "=" + std::to_string(divisor) + " does not divide " + field +
                               "=" + std::to_string(value));
   }
+  // `value` within a field table's bound (core/config/field.h): a count positive
+  // (or 0 where the bound says what 0 stands for) and at most its maximum.
+  void bounded(const std::string& field, const Bound& b, auto value) {
+    if (b.kind == Bound::Kind::interval)
+      return in_range(field, static_cast<double>(value), b.lo, b.lo_open, b.hi, b.hi_open);
+    if (b.kind != Bound::Kind::count) return;
+    const auto n = static_cast<long long>(value);
+    if (!b.zero.empty() && n < 0) fail(field, field + " must be >= 0 (0: " + std::string(b.zero) + ")");
+    if (b.zero.empty() && n <= 0) fail(field, field + "=" + std::to_string(n) + " must be positive");
+    at_most(field, n, b.max);
+  }
   void fail(const std::string& field, const std::string& message) { errors_.push_back({field, message}); }
 
  private:
@@ -55,25 +58,39 @@ class Rules {
   ConfigErrors& errors_;
 };
 
-void check_model(const Model& m, Rules& r) {
-  r.size("model.layers", m.layers);
-  r.size("model.hidden", m.hidden);
-  r.size("model.heads", m.heads);
-  r.size("model.seq_len", m.seq_len);
-  r.size("model.vocab", m.vocab);
-  if (m.ffn_hidden < 0) r.fail("model.ffn_hidden", "model.ffn_hidden must be positive (or 0 for 4·hidden)");
-  r.at_most("model.ffn_hidden", m.ffn_hidden, kMaxSize);
-  r.at_most("model.vocab_pad_to", m.vocab_pad_to, kMaxSize);
-  r.divides("model.heads", m.heads, "model.hidden", m.hidden);
-  r.in_range("model.dropout", m.dropout, 0, false, 1, true);
-  if (m.kv_heads != 0) r.size("model.kv_heads", m.kv_heads);
-  r.divides("model.kv_heads", m.kv_heads, "model.heads", m.heads);
-  if (m.position == Position::rope) {
-    r.in_range("model.rope_theta", m.rope_theta, 0, true, 1e12, false);
-    if (m.heads > 0 && m.hidden % m.heads == 0 && m.head_dim() % 2 != 0)
-      r.fail("model.position", "model.position=\"rope\" rotates pairs of a head's dimensions: the head dimension "
-                               "model.hidden/model.heads = " + std::to_string(m.head_dim()) + " must be even");
+template <class T>
+void check_value(const std::string& at, const Field& field, const T& value, Rules& r);
+
+// Every bound of `s`'s field table, each field named `path`.KEY.
+template <HasFields S>
+void check_fields(const S& s, const std::string& path, Rules& r) {
+  visit_fields(s, [&](const Field& field, const auto& value) {
+    check_value(path + "." + std::string(field.key), field, value, r);
+  });
+}
+
+// A number against its bound (where it applies), a struct by its table, an
+// optional one when present, a map entry by entry ("machine.peak_tflops.fp32").
+template <class T>
+void check_value(const std::string& at, const Field& field, const T& value, Rules& r) {
+  if constexpr (HasFields<T>) {
+    check_fields(value, at, r);
+  } else if constexpr (kIsOptional<T>) {
+    if (value) check_value(at, field, *value, r);
+  } else if constexpr (kIsMap<T>) {
+    for (const auto& [key, item] : value) check_value(at + "." + key, field, item, r);
+  } else if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+    if (field.applies) r.bounded(at, field.bound, value);
   }
+}
+
+// The model's rules across fields (its fields' bounds are its table's).
+void check_model(const Model& m, Rules& r) {
+  r.divides("model.heads", m.heads, "model.hidden", m.hidden);
+  r.divides("model.kv_heads", m.kv_heads, "model.heads", m.heads);
+  if (m.position == Position::rope && m.heads > 0 && m.hidden % m.heads == 0 && m.head_dim() % 2 != 0)
+    r.fail("model.position", "model.position=\"rope\" rotates pairs of a head's dimensions: the head dimension "
+                             "model.hidden/model.heads = " + std::to_string(m.head_dim()) + " must be even");
 }
 
 // Grouped-query attention over t: the key/value heads split over the
@@ -86,15 +103,6 @@ void check_kv_split(const Model& m, const Plan& p, Rules& r) {
     r.fail("model.kv_heads", "model.kv_heads=" + std::to_string(g) + " does not divide plan.tp=" +
                                  std::to_string(p.tp) + " (more tensor-parallel ranks than key/value heads "
                                  "replicate each of them on plan.tp/model.kv_heads ranks)");
-}
-
-void check_plan_sizes(const Plan& p, Rules& r) {
-  r.size("plan.tp", p.tp);
-  r.size("plan.pp", p.pp);
-  r.size("plan.dp", p.dp);
-  r.size("plan.virtual_stages", p.virtual_stages);
-  r.size("plan.micro_batch", p.micro_batch);
-  r.size("plan.global_batch", p.global_batch);
 }
 
 // Products of sizes, in 64 bits: the ranks, and the elements of the largest
@@ -117,10 +125,8 @@ void check_products(const Model& m, const Plan& p, Rules& r) {
 
 // The padded vocabulary (model.vocab rounded up to model.vocab_pad_to) splits over t.
 void check_vocab_split(const Model& m, const Plan& p, Rules& r) {
-  if (m.vocab_pad_to < 1) {
-    r.fail("model.vocab_pad_to", "model.vocab_pad_to=" + std::to_string(m.vocab_pad_to) +
-                                     " must be at least 1 (1 disables vocabulary padding)");
-  } else if (m.vocab_pad_to == 1) {
+  if (m.vocab_pad_to < 1) return;  // refused by its bound
+  if (m.vocab_pad_to == 1) {
     r.divides("plan.tp", p.tp, "model.vocab", m.vocab);
   } else if (p.tp > 0 && m.vocab > 0 && m.padded_vocab() % p.tp != 0) {
     r.fail("model.vocab_pad_to", "model.vocab_pad_to=" + std::to_string(m.vocab_pad_to) + " pads model.vocab=" +
@@ -190,54 +196,11 @@ void check_schedule(const Plan& p, Rules& r) {
                                 " to be a multiple of plan.pp=" + std::to_string(p.pp));
 }
 
-// A step of lr·(update) with lr above 1 moves weights by more than their scale: nonsense, not a setting.
-void check_optimizer(const OptimizerConfig& o, Rules& r) {
-  r.in_range("optimizer.lr", o.lr, 0, true, 1, false);
-  r.in_range("optimizer.beta1", o.beta1, 0, false, 1, true);
-  r.in_range("optimizer.beta2", o.beta2, 0, false, 1, true);
-  r.in_range("optimizer.eps", o.eps, 0, true, 1, false);
-  r.in_range("optimizer.weight_decay", o.weight_decay, 0, false, 1, false);
-  r.in_range("optimizer.clip_grad", o.clip_grad, 0, false, kMaxClipGrad, false);  // 0 disables
-}
-
-void check_link(const std::string& field, const Link& l, Rules& r) {
-  r.in_range(field + ".bandwidth_gbs", l.bandwidth_gbs, 0, true, kMaxRate, false);
-  r.in_range(field + ".latency_us", l.latency_us, 0, false, kMaxLatencyUs, false);
-  if (l.nics_per_node < 0) r.fail(field + ".nics_per_node", field + ".nics_per_node must be >= 0 (0: one per GPU)");
-  r.at_most(field + ".nics_per_node", l.nics_per_node, kMaxSize);
-}
-
-// Efficiencies are fractions of a datasheet rate: above 0, at most 1.
-void check_efficiency(const std::string& at, const Efficiency& e, Rules& r) {  // at: "machine.efficiency."
-  for (const auto& [name, value] : {std::pair{"gemm", e.gemm}, {"memory", e.memory}, {"flash_attention", e.flash_attention},
-                                    {"intra_node", e.intra_node}, {"inter_node", e.inter_node}})
-    r.in_range(at + name, value, 0, true, 1, false);
-  r.in_range(at + "gemm_k_half", e.gemm_k_half, 0, false, static_cast<double>(kMaxSize), false);
-  r.in_range(at + "kernel_launch_us", e.kernel_launch_us, 0, false, kMaxLatencyUs, false);
-  r.size(at + "gemm_tile_m", e.gemm_tile_m);
-  r.size(at + "gemm_tile_n", e.gemm_tile_n);
-  r.size(at + "sms", e.sms);
-}
-
-// Peak rates positive (a zero one would make a save take forever); the
-// per-node limit may be 0 (none); efficiencies fractions of the peaks.
-void check_filesystem(const std::string& at, const Filesystem& fs, Rules& r) {  // at: "machine.filesystem."
-  r.in_range(at + "write_gbs", fs.write_gbs, 0, true, kMaxRate, false);
-  r.in_range(at + "read_gbs", fs.read_gbs, 0, true, kMaxRate, false);
-  r.in_range(at + "nic_gbs_per_node", fs.nic_gbs_per_node, 0, false, kMaxRate, false);
-  r.in_range(at + "write_efficiency", fs.write_efficiency, 0, true, 1, false);
-  r.in_range(at + "read_efficiency", fs.read_efficiency, 0, true, 1, false);
-}
-
-// Bands: an expected value positive and finite, a tolerance in [0, 1) (1 would
-// accept anything), and a source for the expected value.
-void check_acceptance(const std::string& at, const std::map<std::string, AcceptanceBand>& bands, Rules& r) {
-  for (const auto& [metric, band] : bands) {
-    r.in_range(at + metric + ".expected", band.expected, 0, true, kMaxRate, false);
-    r.in_range(at + metric + ".tolerance", band.tolerance, 0, false, 1, true);
+// A band's source says where its expected value comes from: not blank.
+void check_sources(const std::string& at, const std::map<std::string, AcceptanceBand>& bands, Rules& r) {
+  for (const auto& [metric, band] : bands)
     if (band.source.find_first_not_of(" \t") == std::string::npos)
       r.fail(at + metric + ".source", at + metric + ".source must say where the expected value comes from");
-  }
 }
 
 }  // namespace
@@ -245,12 +208,13 @@ void check_acceptance(const std::string& at, const std::map<std::string, Accepta
 ConfigErrors validate(const Config& c, int world_size) {
   ConfigErrors errors;
   Rules r(errors);
+  check_fields(c.model, "model", r);
+  check_fields(c.plan, "plan", r);
   check_model(c.model, r);
-  check_plan_sizes(c.plan, r);
   check_products(c.model, c.plan, r);
   check_splits(c.model, c.plan, r);
   check_schedule(c.plan, r);
-  check_optimizer(c.optimizer, r);
+  check_fields(c.optimizer, "optimizer", r);
   if (world_size > 0 && c.plan.world_size() != world_size)
     r.fail("plan.tp·plan.pp·plan.dp",
            "plan.tp·plan.pp·plan.dp = " + std::to_string(c.plan.world_size()) +
@@ -258,27 +222,18 @@ ConfigErrors validate(const Config& c, int world_size) {
   return errors;
 }
 
-// Every rate and bandwidth positive and finite (a zero one would make a time
-// infinite), efficiencies in (0, 1], latencies >= 0, sizes bounded.
+// Every bound of the profile's field tables, and the rules across fields.
 ConfigErrors validate(const Machine& m, const std::string& path) {
   ConfigErrors errors;
   Rules r(errors);
   const std::string at = path + ".";
   if (const std::string why = file_name_problem(m.name); !why.empty()) r.fail(at + "name", at + "name " + why);
-  r.size(at + "gpus_per_node", m.gpus_per_node);
-  if (m.memory_bytes < 0) r.fail(at + "memory_bytes", at + "memory_bytes must be >= 0 (0: not checked)");
-  r.at_most(at + "memory_bytes", m.memory_bytes, kMaxMemoryBytes);
+  check_fields(m, path, r);
   if (m.memory_reserved_bytes < 0 || (m.memory_bytes > 0 && m.memory_reserved_bytes >= m.memory_bytes))
     r.fail(at + "memory_reserved_bytes", at + "memory_reserved_bytes=" + std::to_string(m.memory_reserved_bytes) +
                                              " must be >= 0 and below " + at + "memory_bytes");
-  r.in_range(at + "memory_bandwidth_gbs", m.memory_bandwidth_gbs, 0, true, kMaxRate, false);
   if (m.peak_tflops.empty()) r.fail(at + "peak_tflops", at + "peak_tflops must give at least one precision's peak");
-  for (const auto& [precision, peak] : m.peak_tflops) r.in_range(at + "peak_tflops." + precision, peak, 0, true, kMaxRate, false);
-  check_link(at + "intra_node", m.intra_node, r);
-  check_link(at + "inter_node", m.inter_node, r);
-  check_efficiency(at + "efficiency.", m.efficiency, r);
-  if (m.filesystem) check_filesystem(at + "filesystem.", *m.filesystem, r);
-  check_acceptance(at + "acceptance.", m.acceptance, r);
+  check_sources(at + "acceptance.", m.acceptance, r);
   return errors;
 }
 

@@ -13,6 +13,7 @@
 #include "core/metrics/noise_test.h"
 #include "core/metrics/plausibility.h"
 #include "core/metrics/result_io.h"
+#include "core/process/outcome.h"
 
 namespace ptdp {
 
@@ -37,7 +38,7 @@ std::vector<double> samples_of(const json& r) {
 
 // Why entry `e` has no result to compare (a failed or unmeasured point), or "".
 std::string missing_result(const CompareEntry& e) {
-  if (e.status != "ok" && e.status != "does_not_fit")
+  if (const Outcome o = outcome_from_string(e.status); o != Outcome::ok && o != Outcome::does_not_fit)
     return "is " + cut_text(e.status) + (e.reason.empty() ? "" : " (" + cut_text(e.reason) + ")");
   return e.result.is_null() ? "has no result" : "";
 }
@@ -139,7 +140,7 @@ CompareEntry point_entry(const JsonAt& point, const std::string& sweep_name) {
   if (result)
     if (const std::string why = mode_contradiction(result->object().value(), e.mode); !why.empty())
       (mode ? *mode : *result).refuse(why);
-  e.status = point.get<std::string>("status", "ok");
+  e.status = point.get<std::string>("status", to_string(Outcome::ok));
   e.reason = point.get<std::string>("reason", "");
   const auto overrides = point.find("overrides");
   const json none = json::object();
@@ -236,7 +237,7 @@ CompareRow make_row(const CompareEntry& b, const CompareEntry& n, double thresho
   row.beyond_threshold = regresses(row, threshold_pct);
   const bool not_noise = !row.noise.p_value || (*row.noise.p_value <= alpha && row.noise.beyond_spread);
   row.regressed = row.beyond_threshold && not_noise;
-  if (b.status == "ok" && n.status == "does_not_fit") {
+  if (outcome_from_string(b.status) == Outcome::ok && outcome_from_string(n.status) == Outcome::does_not_fit) {
     row.regressed = true;
     row.note = "no longer fits in memory";
   }

@@ -36,8 +36,8 @@ Config projected_config(Config cfg, const nlohmann::json& result) {
 // The figure compared: the metric of a point that fits, and with UnfitPoints::compare
 // also that of one ptdp's memory model says does not fit (its time is projected all the same).
 std::optional<double> compared_value(const Sweep& sweep, const PointOutcome& o, UnfitPoints unfit) {
-  if (o.status == PointStatus::ok) return o.value;
-  if (o.status == PointStatus::does_not_fit && unfit == UnfitPoints::compare) return metric_value(o.result, sweep.metric);
+  if (o.status == Outcome::ok) return o.value;
+  if (o.status == Outcome::does_not_fit && unfit == UnfitPoints::compare) return metric_value(o.result, sweep.metric);
   return std::nullopt;
 }
 
@@ -50,8 +50,8 @@ ExperimentCheck check_against_paper(const Sweep& sweep, const Calibration* calib
   for (const auto& point : sweep.points) {
     // Bare results: the expected errors are what this check produces.
     const PointOutcome o = project_point(sweep, point, calibration, Annotations::none);
-    if (o.status == PointStatus::does_not_fit) c.unfit.push_back(point.series + " " + point.label + ": " + o.reason);
-    if (o.status == PointStatus::refused) c.refused.push_back(point.series + " " + point.label + ": " + o.reason);
+    if (o.status == Outcome::does_not_fit) c.unfit.push_back(point.series + " " + point.label + ": " + o.reason);
+    if (o.status == Outcome::refused) c.refused.push_back(point.series + " " + point.label + ": " + o.reason);
     const std::optional<double> value = compared_value(sweep, o, unfit);
     if (!point.paper || *point.paper == 0 || !value) continue;  // no relative error against 0
     PointCheck p{point.series, point.label, o.status, *point.paper, *value, 0, o.result["plan"],
@@ -74,7 +74,7 @@ nlohmann::json to_json(const ExperimentCheck& c) {
     points.push_back({{"series", p.series}, {"label", p.label}, {"paper", p.paper}, {"projected", p.projected},
                       {"error", p.error}, {"plan", p.plan}, {"class", p.error_class}});
   for (std::size_t i = 0; i < c.points.size(); ++i)  // only under UnfitPoints::compare
-    if (c.points[i].status == PointStatus::does_not_fit) points[i]["fits"] = false;
+    if (c.points[i].status == Outcome::does_not_fit) points[i]["fits"] = false;
   return {{"name", c.name},
           {"reproduces", c.reproduces},
           {"metric", c.metric},

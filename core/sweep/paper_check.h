@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/process/outcome.h"
 #include "core/sim/calibration.h"
 #include "core/sweep/sweep.h"
 
@@ -19,7 +20,7 @@ inline constexpr double kOrderingMargin = 0.05;
 
 struct PointCheck {
   std::string series, label;
-  PointStatus status = PointStatus::ok;  // does_not_fit: compared under UnfitPoints::compare
+  Outcome status = Outcome::ok;  // does_not_fit: compared under UnfitPoints::compare
   double paper = 0, projected = 0;
   double error = 0;  // (projected − paper) / paper
   nlohmann::json plan;

@@ -38,7 +38,7 @@ PointOutcome project_point(const Sweep& sweep, const SweepPoint& point, const Ca
   ConfigErrors errors = point.errors.empty() ? check_projectable(point.config) : point.errors;
   if (errors.empty()) errors = check_work_limits(point.config.model, point.config.plan);
   if (!errors.empty()) {
-    out.status = PointStatus::refused;
+    out.status = Outcome::refused;
     out.reason = errors.front().message;
     return out;
   }
@@ -58,12 +58,12 @@ PointOutcome project_point(const Sweep& sweep, const SweepPoint& point, const Ca
   result.extra["sweep"] = sweep_tag(sweep, point);
   out.result = to_json(result);
   if (!proj.fits) {
-    out.status = PointStatus::does_not_fit;
+    out.status = Outcome::does_not_fit;
     out.reason = "needs " + std::to_string(proj.peak_bytes) + " bytes per GPU";
     return out;
   }
   out.value = metric_value(out.result, sweep.metric);
-  out.status = out.value ? PointStatus::ok : PointStatus::failed;
+  out.status = out.value ? Outcome::ok : Outcome::failed;
   if (!out.value) out.reason = "the result has no metric \"" + sweep.metric + "\"";
   return out;
 }

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/process/outcome.h"
 #include "core/sim/calibration.h"
 #include "core/sim/projector.h"
 #include "core/sweep/sweep.h"
@@ -14,8 +15,8 @@
 namespace ptdp {
 
 struct PointOutcome {
-  PointStatus status = PointStatus::failed;  // ok, does_not_fit, refused or failed
-  std::string reason;           // why, when not ok
+  Outcome status = Outcome::failed;  // ok, does_not_fit, refused or failed
+  std::string reason;                // why, when not ok
   std::optional<double> value;  // the sweep's metric, when ok
   nlohmann::json result;        // the projected result (also for does_not_fit)
 };

@@ -88,7 +88,7 @@ PointFile read_point_file(const std::filesystem::path& file) {
   const auto parsed = parse_result_mode(mode.get<std::string>());
   if (!parsed) mode.refuse("must be measured, projected or slice (got " + json_excerpt(mode.value()) + ")");
   p.run.mode = *parsed;
-  p.run.status = point_status_from_string(j.at("status").get<std::string>());
+  p.run.status = outcome_from_string(j.at("status").get<std::string>());
   p.run.reason = j.get<std::string>("reason", "");
   p.run.seconds = j.get<double>("seconds", 0);
   if (const auto result = j.find("result")) p.run.result = result->object().value();
@@ -99,12 +99,12 @@ std::string result_problem(const PointFile& p, const SweepPoint& point) {
   const json& r = p.run.result;
   if (p.run.mode != ResultMode::measured)
     return std::string("/mode: a Slurm job measures its point; a ") + to_string(p.run.mode) + " point is not merged";
-  if (r.is_null()) return p.run.status == PointStatus::ok ? "/result: is null, yet the point is ok" : "";
+  if (r.is_null()) return p.run.status == Outcome::ok ? "/result: is null, yet the point is ok" : "";
   if (const std::string why = mode_contradiction(r, p.run.mode); !why.empty()) return "/result/mode: " + why;
   const json layout = {{"model", to_json(point.config.model)}, {"plan", to_json(point.config.plan)}};
   if (const std::string diff = layout_difference(layout, r, "the sweep's point", "the result"); !diff.empty())
     return "/result: another layout: " + diff;
-  if (p.run.status != PointStatus::ok) return "";
+  if (p.run.status != Outcome::ok) return "";
   std::string why;
   for (const FigureProblem& f : implausible_figures(r)) why += (why.empty() ? "" : "; ") + f.field + " " + f.rule;
   return why.empty() ? "" : "/result: implausible figures: " + why;

@@ -338,30 +338,6 @@ std::optional<SweepMode> sweep_mode_from_string(const std::string& text) {
   return std::nullopt;
 }
 
-std::string to_string(PointStatus s) {
-  switch (s) {
-    case PointStatus::ok: return "ok";
-    case PointStatus::does_not_fit: return "does_not_fit";
-    case PointStatus::refused: return "refused";
-    case PointStatus::failed: return "failed";
-    case PointStatus::timeout: return "timeout";
-    case PointStatus::oom: return "oom";
-    case PointStatus::missing: return "missing";
-  }
-  return "?";
-}
-
-PointStatus point_status_from_string(const std::string& text) {
-  for (const PointStatus s : {PointStatus::ok, PointStatus::does_not_fit, PointStatus::refused, PointStatus::failed,
-                              PointStatus::timeout, PointStatus::oom, PointStatus::missing})
-    if (to_string(s) == text) return s;
-  return PointStatus::failed;
-}
-
-bool is_failure(PointStatus s) {
-  return s == PointStatus::failed || s == PointStatus::timeout || s == PointStatus::oom;
-}
-
 // The SC'21 paper's experiments and the modern set's sources in one object, so
 // `ptdp sweep` finds the published values of either kind of sweep. Their ids are
 // distinct by construction; a clash would silently swap values, so it throws.

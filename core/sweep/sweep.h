@@ -50,15 +50,6 @@ enum class SweepMode : std::uint8_t { measure, project, automatic };
 std::string to_string(SweepMode m);
 std::optional<SweepMode> sweep_mode_from_string(const std::string& text);
 
-// How a point's run ended; JSON spells each as its name ("does_not_fit").
-// missing: not run yet (`ptdp sweep --collect` found no result from its Slurm job).
-enum class PointStatus : std::uint8_t { ok, does_not_fit, refused, failed, timeout, oom, missing };
-std::string to_string(PointStatus s);
-// A status a `ptdp sweep-point` child wrote; failed for anything else.
-PointStatus point_status_from_string(const std::string& text);
-// Whether the runner counts the point as failed (not refused, does_not_fit or missing).
-bool is_failure(PointStatus s);
-
 struct Sweep {
   std::filesystem::path file;
   std::string name, reproduces, reference, machine, note;

@@ -50,7 +50,7 @@ std::optional<double> metric_value(const json& result, const std::string& metric
 
 Acceptance acceptance(const json& expect, const PointRun& run) {
   if (!expect.is_object() || expect.empty()) return Acceptance::none;
-  if (run.status != PointStatus::ok) return Acceptance::fail;
+  if (run.status != Outcome::ok) return Acceptance::fail;
   for (const auto& [metric, band] : expect.items()) {
     const auto v = metric_value(run.result, metric);
     if (!v) return Acceptance::fail;
@@ -71,7 +71,7 @@ json acceptance_json(Acceptance a) {
 
 json point_record(const Sweep& sweep, const SweepPoint& point, const PointRun& run) {
   std::optional<double> value;
-  if (run.status == PointStatus::ok) value = metric_value(run.result, sweep.metric);
+  if (run.status == Outcome::ok) value = metric_value(run.result, sweep.metric);
   const json v = value ? json(*value) : json(nullptr);
   const bool comparable = value && point.paper && *point.paper != 0;
   const json error = comparable ? json((value.value_or(0) - *point.paper) / *point.paper) : json(nullptr);

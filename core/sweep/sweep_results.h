@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/process/outcome.h"
 #include "core/sweep/sweep.h"
 
 namespace ptdp {
@@ -22,7 +23,7 @@ enum class Acceptance : std::uint8_t { none, pass, fail };
 // What a point's run produced, before it becomes a record.
 struct PointRun {
   ResultMode mode = ResultMode::projected;
-  PointStatus status = PointStatus::failed;
+  Outcome status = Outcome::failed;
   std::string reason;
   double seconds = 0;
   nlohmann::json result;  // a ptdp.result/1 object, or null

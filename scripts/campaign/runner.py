@@ -1,9 +1,11 @@
 """The GPU campaign's machinery (scripts/gpu_campaign.py): one wall-clock
-budget, steps run in order each under its own cap, commands in process groups
-killed at their cap, one line of status per step, and a background packer that
-rewrites OUT's archive every 30 s, so a call cut off at its limit still returns
-everything finished so far. Standard library only.
+budget, the step table's rows run in order each under its own cap, commands in
+process groups killed at their cap, one line of status per step (an outcome of
+campaign/outcome.py), and a background packer that rewrites OUT's archive every
+30 s, so a call cut off at its limit still returns everything finished so far.
+Standard library only.
 """
+import collections
 import json
 import os
 import shutil
@@ -14,10 +16,17 @@ import tempfile
 import threading
 import time
 
+from campaign.outcome import FAILED, OK, OUTCOMES, SKIPPED, TIMEOUT_EXIT
+
 STATUS_COLUMNS = ("step", "status", "seconds", "note")
 # Files larger than this stay out of the archive (named in archive-skipped.txt):
 # what comes back from the device is at most 16 MiB a file.
 ARCHIVE_FILE_LIMIT = 12 << 20
+
+
+# A row of the step table: its name, its cap in seconds, the least it needs to
+# be started, and body(ctx, room) -> its outcome (None: ok), room the seconds it may use.
+Step = collections.namedtuple("Step", ("name", "cap", "least", "body"))
 
 
 class StepSkipped(Exception):
@@ -85,7 +94,7 @@ class Runner:
     def run(self, cmd, log, cap, env=None, cwd=None):
         """Runs cmd (a list: no shell) in its own process group with stdout and stderr
         into `log`, for at most `cap` seconds and what the budget leaves. Returns the
-        exit status; 124 when it was stopped at its cap."""
+        exit status; TIMEOUT_EXIT when it was stopped at its cap, 127 when it cannot start."""
         limit = max(1.0, min(cap, self.left() - 3))
         os.makedirs(os.path.dirname(log), exist_ok=True)
         with open(log, "ab") as f:
@@ -106,35 +115,41 @@ class Runner:
                     pass
                 proc.wait()
                 f.write(f"\nstopped at its cap of {limit:.0f} s\n".encode())
-                return 124
+                return TIMEOUT_EXIT
 
     # --- steps --------------------------------------------------------------
-    def step(self, name, cap, body, minimum=10):
-        """Runs body() as step `name` under min(cap, what is left): a step that no longer
-        fits (less than `minimum` seconds) is skipped; StepSkipped skips with its reason;
-        any other exception fails the step, and the campaign goes on."""
+    def step(self, step, ctx):
+        """Runs row `step` of the step table under min(cap, what is left): a step that no
+        longer fits (less than its least) is skipped; StepSkipped skips with its reason;
+        any other exception fails the step, and the campaign goes on. Returns its outcome."""
         self.notes = []
         t0 = time.monotonic()
-        room = min(cap, self.left() - 5)
-        if room < minimum:
-            status, self.notes = "skipped", [f"out of time ({max(self.left(), 0):.0f} s left, needs {minimum} s)"]
+        room = min(step.cap, self.left() - 5)
+        if room < step.least:
+            outcome, self.notes = SKIPPED, [f"out of time ({max(self.left(), 0):.0f} s left, needs {step.least} s)"]
         else:
-            self.say(f"== {name} (up to {room:.0f} s)")
+            self.say(f"== {step.name} (up to {room:.0f} s)")
             try:
-                status = body(room) or "ok"
+                outcome = step.body(ctx, room) or OK
             except StepSkipped as e:
-                status = "skipped"
+                outcome = SKIPPED
                 self.notes.append(str(e))
             except Exception as e:  # a bug in a step must not end the campaign
-                status = "failed"
+                outcome = FAILED
                 self.notes.append(f"{type(e).__name__}: {e}")
-        row = {"step": name, "status": status, "seconds": f"{time.monotonic() - t0:.0f}",
-               "note": "; ".join(self.notes)}
-        self.steps.append(row)
-        self.say(f"== {name}: {status}" + (f" ({row['note']})" if row["note"] else ""))
-        self.write_status()
+            if outcome not in OUTCOMES:
+                self.notes.append(f"a step's bug: it returned {outcome!r}, not an outcome")
+                outcome = FAILED
+        self.record(step.name, outcome, time.monotonic() - t0, self.notes)
         self.pack_now()
-        return status
+        return outcome
+
+    def record(self, name, outcome, seconds, notes):
+        """The status row of step `name`: its outcome, seconds and notes."""
+        row = {"step": name, "status": outcome, "seconds": f"{seconds:.0f}", "note": "; ".join(notes)}
+        self.steps.append(row)
+        self.say(f"== {name}: {outcome}" + (f" ({row['note']})" if row["note"] else ""))
+        self.write_status()
 
     def write_status(self):
         lines = ["\t".join(STATUS_COLUMNS)] + ["\t".join(r[c] for c in STATUS_COLUMNS) for r in self.steps]

@@ -1,8 +1,9 @@
 """The GPU campaign's steps, in order of value (docs/gpu-campaign.md). Each
 takes the context and the seconds it may use, writes its files under the work
 folder as soon as it has them, records its findings with runner.note, and
-returns a status ("ok", "failed", ...) or raises StepSkipped. Standard library
-only.
+returns its outcome (campaign/outcome.py: from its commands' exit statuses and
+result files, never from what they printed) or raises StepSkipped. Standard
+library only.
 """
 import json
 import os
@@ -12,6 +13,7 @@ import sys
 import time
 
 from campaign import training
+from campaign.outcome import FAILED, OK, combined, of_exit
 from campaign.runner import StepSkipped, read_json, write_atomic, write_json
 
 # About 15 GPU tests a first look needs: the allocator, parameter initialisation,
@@ -35,9 +37,7 @@ def driver(ctx, room, gtest_filter=""):
     log = ctx.path("logs", "gtest-driver.log")
     rc = ctx.runner.run(cmd, log, room, ctx.env)
     ctx.runner.note(ctx.last_line(log))
-    if rc == 2:
-        return "failed"
-    return "ok" if rc == 0 else "failed"
+    return of_exit(rc)
 
 
 def step_env(ctx, room):
@@ -50,10 +50,10 @@ def step_env(ctx, room):
     ptdp_libs = libs.get(ctx.bin("ptdp"), {})
     pairs = [f"{k}={v}" for k, v in ptdp_libs.items() if v and k.startswith(("libcudart", "libcublasLt", "libcudnn.",
                                                                             "libnccl"))]
-    log = ctx.path("logs", "versions.log")
-    ctx.runner.run([ctx.python, os.path.join(ctx.root, "scripts", "campaign", "versions.py"), *pairs],
-                   log, min(room, 60), ctx.env)
-    versions = next((read_json_text(l) for l in reversed(open(log).read().splitlines()) if l.startswith("{")), {})
+    found = ctx.path("versions.json")
+    ctx.runner.run([ctx.python, os.path.join(ctx.root, "scripts", "campaign", "versions.py"), found, *pairs],
+                   ctx.path("logs", "versions.log"), min(room, 60), ctx.env)
+    versions = read_json(found) or {}
     torch = subprocess.run([ctx.python, "-c", "import json, torch; print(json.dumps({'torch': torch.__version__, "
                             "'cuda': torch.version.cuda, 'cudnn': torch.backends.cudnn.version(), "
                             "'gpu': torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}))"],
@@ -99,19 +99,20 @@ def step_smoke(ctx, room):
     rc = ctx.runner.run([ctx.bin("ptdp"), "train", "--config", config, "--device", ctx.device, "--iterations", "2",
                          "--warmup", "0", "--out", out], log, min(room, 60), ctx.env)
     ctx.runner.note(f"first ptdp run: exit {rc}: {ctx.last_line(log)[:200]}")
-    if rc == 0:
+    first = of_exit(rc) if rc != 0 or read_json(out) else FAILED  # exit 0 with no readable result failed
+    if first == OK:
         ctx.learn_machine(out)
-    status = driver(ctx, room - (time.monotonic() - t0), SMOKE_FILTER) if ctx.device == "cuda" else "ok"
-    return status if rc == 0 else "failed"
+    tests = driver(ctx, room - (time.monotonic() - t0), SMOKE_FILTER) if ctx.device == "cuda" else OK
+    return combined([first, tests])
 
 
 def step_headline(ctx, room):
     """Table 1's 1.7B model, no recompute, at the largest micro-batch the memory model
     admits, 6 iterations (2 warm-up), traced; its projection is in the result."""
     ctx.need_gpu()
-    out, b = training.train(ctx, "ptdp", "1.7b", "none", room, "headline", traced=True)
+    out, b, outcome = training.train(ctx, "ptdp", "1.7b", "none", room, "headline", traced=True)
     if not out:
-        return "failed"
+        return outcome
     ctx.learn_machine(out)
     ctx.micro_batch[("1.7b", "none")] = b
     r = read_json(out)["metrics"]
@@ -149,9 +150,9 @@ def step_kernels(ctx, room):
         ctx.runner.note(f"unfused fallbacks: {', '.join(fallbacks)}")
     ceiling(ctx, room - (time.monotonic() - t0))
     if not runs:
-        return "failed"
+        return combined([of_exit(rc), FAILED])
     closure(ctx, config, kernels, room - (time.monotonic() - t0))
-    return "ok" if rc == 0 and not errors else "failed"
+    return combined([of_exit(rc), FAILED if errors else OK])
 
 
 def bench_filter(family):

@@ -8,6 +8,7 @@ import shutil
 
 from campaign import steps, training
 from campaign.ncu import kernel_times
+from campaign.outcome import FAILED, OK, combined, of_exit
 from campaign.runner import StepSkipped, read_json, write_json
 
 # Table 1 rows sliced on this GPU (tag.params of sweeps/table1.json): one stage of
@@ -22,10 +23,10 @@ def step_baseline(ctx, room):
     if not ctx.has_torch():
         raise StepSkipped(f"no torch in {ctx.python}")
     first = ctx.micro_batch.get(("1.7b", "none"))
-    out, b = training.train(ctx, "pytorch", "1.7b", "none", room, "baseline", first=first)
-    if not out:
-        return "failed"
-    ratio(ctx, "1.7b", "none", out)
+    out, _, outcome = training.train(ctx, "pytorch", "1.7b", "none", room, "baseline", first=first)
+    if out:
+        ratio(ctx, "1.7b", "none", out)
+    return outcome
 
 
 def ratio(ctx, model, recompute, baseline):
@@ -46,19 +47,18 @@ def step_more(ctx, room):
     Llama block: the tiny Llama on the GPU against the CPU backend."""
     ctx.need_gpu()
     torch = ctx.has_torch()
-    failed = False
-    deadline_room = room
+    outcomes = []
     for model, recompute in (("350m", "none"), ("1.7b", "full"), ("350m", "full")):
-        share = deadline_room / 4
-        out, b = training.train(ctx, "ptdp", model, recompute, share, "more")
-        failed |= out is None
+        share = room / 4
+        out, b, outcome = training.train(ctx, "ptdp", model, recompute, share, "more")
+        outcomes.append(outcome)
         if out:
             ctx.micro_batch[(model, recompute)] = b
             if torch:
-                base, _ = training.train(ctx, "pytorch", model, recompute, share, "more", first=b)
+                base, _, _ = training.train(ctx, "pytorch", model, recompute, share, "more", first=b)
                 if base:
                     ratio(ctx, model, recompute, base)
-    return "failed" if llama(ctx, deadline_room / 4) != "ok" or failed else "ok"
+    return combined([llama(ctx, room / 4)] + outcomes)
 
 
 def llama(ctx, room):
@@ -75,15 +75,16 @@ def llama(ctx, room):
         write_json(config, c)
         rc = ctx.runner.run([ctx.bin("ptdp"), "train", "--config", config, "--device", device, "--iterations", "5",
                              "--warmup", "0", "--out", out], ctx.path("logs", f"llama-{name}.log"), room / 2, ctx.env)
-        if rc != 0:
-            ctx.runner.note(f"tiny Llama on {device}: exit {rc}")
-            return "failed"
-        losses[name] = read_json(out)["metrics"]["loss"]
+        result = read_json(out) if rc == 0 else None
+        if not result:
+            ctx.runner.note(f"tiny Llama on {device}: exit {rc}" + ("" if rc else ", no result"))
+            return of_exit(rc) if rc else FAILED
+        losses[name] = result["metrics"]["loss"]
     worst = max(abs(g - c) / c for g, c in zip(losses["dev"], losses["cpu"]))
     ok = worst <= 0.03 and len(losses["dev"]) == len(losses["cpu"])
     ctx.runner.note(f"tiny Llama, {ctx.device} against the CPU: worst loss difference {100 * worst:.2f}%"
                     + ("" if ok else ", BEYOND 3%"))
-    return "ok" if ok else "failed"
+    return OK if ok else FAILED
 
 
 def step_slices(ctx, room):
@@ -93,7 +94,7 @@ def step_slices(ctx, room):
     if ctx.device != "cuda" or not ctx.machine:
         raise StepSkipped("slices need a GPU and its machine profile")
     sweep = read_json(os.path.join(ctx.root, "sweeps", "table1.json"))
-    failed = False
+    outcomes = []
     for row in SLICED_ROWS:
         point = next(p for p in sweep["points"] if p.get("tag.params") == row)
         c = {"model": dict(sweep["base"]["model"]), "plan": dict(sweep["base"]["plan"]), "machine": ctx.machine}
@@ -107,8 +108,8 @@ def step_slices(ctx, room):
         rc = ctx.runner.run([ctx.bin("ptdp"), "slice", "--config", config, "--device", "cuda", "--stage", "heaviest",
                              "--iterations", "2", "--warmup", "1", "--out", out], log, room / len(SLICED_ROWS), ctx.env)
         ctx.runner.note(f"Table 1 {row}: exit {rc}: {ctx.last_line(log)[:200]}")
-        failed |= rc != 0
-    return "failed" if failed else "ok"
+        outcomes.append(of_exit(rc) if rc or read_json(out) else FAILED)
+    return combined(outcomes)
 
 
 def ncu_path():
@@ -128,7 +129,7 @@ def step_ncu(ctx, room):
         raise StepSkipped("no Nsight Compute (ncu)" if ctx.device == "cuda" else "needs a GPU")
     b = ctx.micro_batch.get(("1.7b", "none"), 4)
     config = ctx.config("1.7b", b, "none")
-    failed = False
+    outcomes = []
     for direction in ("fwd", "bwd"):
         csv = ctx.path("ncu", f"layer-{direction}.csv")
         rc = ctx.runner.run([ncu, "--clock-control", "none", "--nvtx", "--nvtx-include", "ptdp_timed/",
@@ -139,5 +140,5 @@ def step_ncu(ctx, room):
         kernels = kernel_times(csv)
         ctx.runner.note(f"layer {direction}: ncu exit {rc}, {len(kernels)} kernels, "
                         f"{sum(kernels.values()) * 1e3:.3f} ms in all" if kernels else f"layer {direction}: ncu exit {rc}")
-        failed |= rc != 0 or not kernels
-    return "failed" if failed else "ok"
+        outcomes.append(of_exit(rc) if rc else OK if kernels else FAILED)
+    return combined(outcomes)

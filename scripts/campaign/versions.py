@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""Prints, as JSON, the versions of the CUDA libraries ptdp loads (the files
-given, as the loader resolved them for ptdp) and what the GPU supports, through
-their C APIs (ctypes): the driver and runtime versions, stream-ordered memory
-pools, cuBLASLt, cuDNN and NCCL. Run by the campaign's env step in a process of
-its own. Standard library only.
+"""Writes, as JSON into OUT, the versions of the CUDA libraries ptdp loads (the
+files given, as the loader resolved them for ptdp) and what the GPU supports,
+through their C APIs (ctypes): the driver and runtime versions, stream-ordered
+memory pools, cuBLASLt, cuDNN and NCCL. Run by the campaign's env step in a
+process of its own (a library that crashes the loader costs only this process).
+Standard library only.
 
-Usage: versions.py SONAME=PATH ...
+Usage: versions.py OUT SONAME=PATH ...
 """
 import ctypes
 import json
+import os
 import sys
 
 POOLS_SUPPORTED = 115  # cudaDevAttrMemoryPoolsSupported
@@ -21,7 +23,7 @@ def call_int(lib, fn):
     return v.value if rc == 0 else f"error {rc}"
 
 
-def main(pairs):
+def main(out_path, pairs):
     paths = dict(p.split("=", 1) for p in pairs if "=" in p)
     out = {"libraries": paths}
 
@@ -55,7 +57,10 @@ def main(pairs):
             out["nccl"] = call_int(nccl, "ncclGetVersion")
     except (OSError, AttributeError) as e:
         out["nccl"] = f"error: {e}"
-    print(json.dumps(out))
+    tmp = f"{out_path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(out, f)
+    os.replace(tmp, out_path)
 
 
 def pools(rt):
@@ -65,4 +70,4 @@ def pools(rt):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main(sys.argv[1], sys.argv[2:])

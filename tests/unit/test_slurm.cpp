@@ -130,12 +130,12 @@ TEST(SlurmFolder, PointFilesReadBackAsWritten) {
   const auto dir = std::filesystem::temp_directory_path() / ("ptdp-slurm-point-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const PointFile p{{"s", "crc32:0000abcd", "c0ffee"}, 3,
-                    {ResultMode::measured, PointStatus::failed, "exit 1: boom", 2.5, nullptr}};
+                    {ResultMode::measured, Outcome::failed, "exit 1: boom", 2.5, nullptr}};
   write_json_atomic(point_result_path(dir, 3), point_file_json(p));
   const PointFile back = read_point_file(dir / "point-3.json");
   EXPECT_EQ(back.identity.file_hash, "crc32:0000abcd");
   EXPECT_EQ(back.index, 3);
-  EXPECT_EQ(back.run.status, PointStatus::failed);
+  EXPECT_EQ(back.run.status, Outcome::failed);
   EXPECT_EQ(back.run.reason, "exit 1: boom");
   EXPECT_TRUE(back.run.result.is_null());
   std::filesystem::remove_all(dir);

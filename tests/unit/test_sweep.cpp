@@ -3,6 +3,7 @@
 // the file and field named.
 #include <gtest/gtest.h>
 
+#include "core/process/outcome.h"
 #include "core/sweep/sweep.h"
 #include "tests/cli_test_util.h"
 
@@ -161,13 +162,13 @@ TEST(Sweep, ModesAndStatusesKeepTheirJsonSpellings) {
   EXPECT_FALSE(sweep_mode_from_string("measured"));
   EXPECT_EQ(std::string(to_string(ResultMode::measured)), "measured");
   EXPECT_EQ(std::string(to_string(ResultMode::projected)), "projected");
-  for (const PointStatus s : {PointStatus::ok, PointStatus::does_not_fit, PointStatus::refused, PointStatus::failed,
-                              PointStatus::timeout, PointStatus::oom})
-    EXPECT_EQ(point_status_from_string(to_string(s)), s);
-  EXPECT_EQ(to_string(PointStatus::does_not_fit), "does_not_fit");
-  EXPECT_EQ(point_status_from_string("garbled"), PointStatus::failed);
-  EXPECT_TRUE(is_failure(PointStatus::oom));
-  EXPECT_FALSE(is_failure(PointStatus::does_not_fit));
+  for (const Outcome s : {Outcome::ok, Outcome::does_not_fit, Outcome::refused, Outcome::failed, Outcome::timeout,
+                          Outcome::oom, Outcome::missing})
+    EXPECT_EQ(outcome_from_string(to_string(s)), s);
+  EXPECT_EQ(to_string(Outcome::does_not_fit), "does_not_fit");
+  EXPECT_EQ(outcome_from_string("garbled"), Outcome::failed);
+  EXPECT_TRUE(is_failure(Outcome::oom));
+  EXPECT_FALSE(is_failure(Outcome::does_not_fit));
 }
 
 }  // namespace

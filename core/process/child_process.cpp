@@ -1,5 +1,5 @@
 // fork/exec into a new session, non-blocking wait, ending a session.
-#include "endtoend/child_process.h"
+#include "core/process/child_process.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -8,12 +8,11 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <deque>
 #include <fstream>
 #include <stdexcept>
 #include <thread>
 
-namespace ptdp::cli {
+namespace ptdp {
 
 namespace {
 
@@ -102,17 +101,4 @@ double ChildProcess::seconds() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
 }
 
-std::string log_tail(const std::filesystem::path& log, int n) {
-  std::ifstream in(log);
-  std::deque<std::string> lines;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) continue;
-    lines.push_back(line);
-    if (static_cast<int>(lines.size()) > n) lines.pop_front();
-  }
-  std::string out;
-  for (const auto& l : lines) out += (out.empty() ? "" : " | ") + l;
-  return out;
-}
-
-}  // namespace ptdp::cli
+}  // namespace ptdp

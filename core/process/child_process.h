@@ -1,7 +1,7 @@
-// A child process of the sweep runner: started in a session of its own with
-// its output in a log file, polled without blocking, and ended with everything
-// it started (mpirun and its ranks) on timeout, on interrupt, or when the
-// runner itself dies.
+// A child process of a step runner (step_runner.h): started in a session of its
+// own with its output in a log file, polled without blocking, and ended with
+// everything it started (mpirun and its ranks) at its time limit, on interrupt,
+// or when the runner itself dies.
 #pragma once
 #include <sys/types.h>
 
@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
-namespace ptdp::cli {
+namespace ptdp {
 
 class ChildProcess {
  public:
   // Starts argv[0] (searched in PATH) with stdout and stderr to `log`, as the
   // leader of a new session. It gets SIGTERM should this process die first
-  // (SIGKILL included), which ends a point and makes mpirun end its ranks.
+  // (SIGKILL included), which ends a step and makes mpirun end its ranks.
   ChildProcess(const std::vector<std::string>& argv, const std::filesystem::path& log);
   ~ChildProcess();  // stop() unless it ended
   ChildProcess(const ChildProcess&) = delete;
@@ -37,8 +37,4 @@ class ChildProcess {
   std::chrono::steady_clock::time_point started_;
 };
 
-// The last `n` non-empty lines of a child's log, joined with " | ": the reason
-// recorded beside a failed child's exit status.
-std::string log_tail(const std::filesystem::path& log, int n);
-
-}  // namespace ptdp::cli
+}  // namespace ptdp
