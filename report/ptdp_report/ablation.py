@@ -1,22 +1,23 @@
 """The ablation section: `ptdp validate --ablate` (results/paper-ablation.json), one
 row per modelled mechanism switched off, one column per experiment, each cell the
 change of its mean |error| in points against the full model."""
-import json
 from pathlib import Path
 
+from .load import read_optional, require
+from .tables import table
+
 SCHEMA = "ptdp.ablation/1"
+FIELDS = {"/full/*/mean_abs_error": "number", "/off": "array", "/off/*/mechanism": "string",
+          "/off/*/experiments/*/change": "number"}
 
 
 def ablation_section(results_dir):
     """Markdown lines for the ablation, or [] when the results have none."""
-    from .markdown import table  # markdown.py calls this section: import here, not at load
     path = Path(results_dir) / "paper-ablation.json"
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+    doc = read_optional(path, SCHEMA)
+    if doc is None:
         return []
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        return []
+    require(doc, path, FIELDS)
     full = doc["full"]
     names = list(full)
     rows = [["full model: mean abs error"] + [f"{100 * full[n]['mean_abs_error']:.1f}%" for n in names]]

@@ -1,18 +1,25 @@
 """The closure section: scripts/closure.sh's results (results/closure/*.json,
 ptdp.closure/1). Each point of the CPU sweeps measured on one machine beside its
 projection with a calibration made on that machine in the same run."""
-import json
 from pathlib import Path
 
+from .load import read_document, require
+from .tables import table
+
 SCHEMA = "ptdp.closure/1"
+ROW = {"sweep": "string", "label": "string", "ranks": "number", "measured_s": "number", "projected_s": "number",
+       "error": "number"}
+OPS = "/compute_per_micro_batch/directions/*/"
+FIELDS = {**{f"/points/*/{name}": kind for name, kind in ROW.items()},
+          **{OPS + name: "number" for name in ("measured_s", "sum_of_ops_s", "excess")},
+          OPS + "parts/*/benchmark": "string", OPS + "parts/*/count": "number"}
 
 
 def _read(path):
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None
-    return doc if isinstance(doc, dict) and doc.get("schema") == SCHEMA else None
+    """A closure file, its rows and (when it has them) its ops' directions checked."""
+    doc = read_document(path, SCHEMA)
+    ops = doc.get("compute_per_micro_batch")
+    return require(doc, path, {k: v for k, v in FIELDS.items() if ops or not k.startswith(OPS)})
 
 
 def _bound_cell(row):
@@ -31,13 +38,10 @@ def _provenance(doc):
 
 def closure_section(results_dir):
     """Markdown lines for every closure file under results_dir/closure, or []."""
-    from .markdown import table  # markdown.py calls this section: import here, not at load
     lines = []
     for path in sorted((Path(results_dir) / "closure").glob("*.json")):
         doc = _read(path)
-        if doc is None:
-            continue
-        rows = doc.get("points", [])
+        rows = doc["points"]
         checked = [r for r in rows if not r.get("oversubscribed")]
         within = sum(1 for r in checked if r.get("within_bound"))
         bound = 100 * doc.get("bound", 0)
@@ -49,11 +53,11 @@ def closure_section(results_dir):
         lines += table(["sweep", "point", "ranks", "measured s", "projected s", "error", f"±{bound:.0f}%"],
                        [[r["sweep"], r["label"], r["ranks"], f"{r['measured_s']:.4f}", f"{r['projected_s']:.4f}",
                          f"{100 * r['error']:+.1f}%", _bound_cell(r)] for r in rows]) + [""]
-        lines += _ops_lines(doc.get("compute_per_micro_batch"), table)
+        lines += _ops_lines(doc.get("compute_per_micro_batch"))
     return lines
 
 
-def _ops_lines(ops, table):
+def _ops_lines(ops):
     """The single-rank run's compute per micro-batch against its benchmarked ops (scripts/op_closure.py)."""
     if not ops:
         return []

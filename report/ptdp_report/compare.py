@@ -3,7 +3,7 @@
 The error is (value − paper)/paper, as docs/results-format.md defines it; it is recomputed
 here from the two values so that the report never shows an error the numbers do not give.
 """
-from .load import number
+from .points import number
 
 
 def point_error(point):

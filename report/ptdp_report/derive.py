@@ -5,7 +5,8 @@ with micro-batches of b, from t(b), the time of one micro-batch of b on one GPU.
 """
 import re
 
-from .load import Sweep, lookup, number, plan_field, result_metric, series_name, series_of
+from .load import Sweep
+from .points import lookup, number, plan_field, result_metric, series_name, series_of
 
 PIPELINE = 8                                     # p of the paper's Figure 8, (p,t) = (8,8)
 GLOBAL_BATCHES = (128, 512)                      # B of its two curves

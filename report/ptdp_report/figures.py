@@ -15,7 +15,7 @@ from matplotlib.transforms import blended_transform_factory  # noqa: E402
 
 from .compare import drawable  # noqa: E402
 from .layouts import layout_for, x_label, y_label  # noqa: E402
-from .load import label_of, labels_of, number, series_name, series_of  # noqa: E402
+from .points import label_of, labels_of, number, series_name, series_of  # noqa: E402
 
 FIGSIZE = (7.0, 4.0)          # inches, before the legend is added on the right
 DPI = 110

@@ -10,7 +10,8 @@ from .closure import closure_section
 from .modern import modern_section
 from .compare import error_summary, point_error
 from .layouts import y_label
-from .load import label_of, lookup, number, result_metric, series_name
+from .points import label_of, lookup, number, result_metric, series_name
+from .tables import cell, table
 
 TITLE = "ptdp: reproducing Narayanan et al., SC'21 (Megatron-LM)"
 DASH = "—"
@@ -48,17 +49,6 @@ def fmt_gib(n):
         return DASH
     gib = n / GIB
     return f"{gib:.1f}" if gib >= 1 else f"{gib:.3g}"
-
-
-def cell(text):
-    """Text made safe for a table cell."""
-    return " ".join(str(text).split()).replace("|", "\\|")
-
-
-def table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
-    return lines
 
 
 def _status(point):

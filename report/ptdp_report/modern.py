@@ -2,23 +2,30 @@
 ptdp.validation/1 with "set": "modern"). Published training runs from sources other than the
 SC21 paper: per source its runs, mean and max |error| (a table and a bar figure against the
 8% target), then every run with its published and projected values."""
-import json
 from pathlib import Path
+
+from .load import read_optional, require
+from .tables import table
 
 SCHEMA = "ptdp.validation/1"
 FILE = "modern-validation.json"
 FIGURE = "modern-validation.png"
 TARGET = 0.08            # issue 19: mean |error| at most 8% per source
+FIELDS = {**{f"/overall/{n}": "number" for n in ("points", "sources", "mean_abs_error", "max_abs_error")},
+          "/experiments": "array", "/experiments/*/name": "string", "/experiments/*/metric": "string",
+          "/experiments/*/mean_abs_error": "number", "/experiments/*/max_abs_error": "number",
+          **{f"/experiments/*/points/*/{n}": "number" for n in ("paper", "projected", "error")},
+          "/experiments/*/points/*/label": "string"}
 
 
 def read_modern(results_dir):
-    """The modern set's document under results_dir, or None."""
-    try:
-        doc = json.loads((Path(results_dir) / FILE).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+    """The modern set's document under results_dir, or None when there is none (no file, or
+    the paper set's validation under that name)."""
+    path = Path(results_dir) / FILE
+    doc = read_optional(path, SCHEMA)
+    if doc is None or doc.get("set") != "modern":
         return None
-    ok = isinstance(doc, dict) and doc.get("schema") == SCHEMA and doc.get("set") == "modern"
-    return doc if ok else None
+    return require(doc, path, FIELDS)
 
 
 def _source_rows(doc):
@@ -66,7 +73,6 @@ def draw_modern(doc, out_dir):
 
 def modern_section(results_dir, out_dir):
     """Markdown lines for the modern set (and its figure in out_dir), or [] when the results have none."""
-    from .markdown import table  # markdown.py calls this section: import here, not at load
     doc = read_modern(results_dir)
     if doc is None:
         return []

@@ -14,6 +14,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "report"))
 
+from ptdp_report.load import Refused  # noqa: E402
 from ptdp_report.modern import FIGURE, modern_section  # noqa: E402
 
 
@@ -63,6 +64,13 @@ class ModernSection(unittest.TestCase):
         paper = dict(DOC, set="paper")
         (self.results / "modern-validation.json").write_text(json.dumps(paper), encoding="utf-8")
         self.assertEqual(modern_section(self.results, self.out), [])
+
+    def test_a_run_missing_a_field_is_refused(self):
+        broken = json.loads(json.dumps(DOC))
+        del broken["experiments"][1]["points"][0]["projected"]
+        (self.results / "modern-validation.json").write_text(json.dumps(broken), encoding="utf-8")
+        with self.assertRaisesRegex(Refused, r"modern-validation.json: /experiments/1/points/0/projected: missing"):
+            modern_section(self.results, self.out)
 
 
 if __name__ == "__main__":

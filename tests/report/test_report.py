@@ -173,12 +173,11 @@ class BuildReportOnFixtures(unittest.TestCase):
         # fixtures/.table1.work/ holds a per-point file as `ptdp sweep` leaves them: no warning.
         self.assertNotIn(".table1.work", self.proc.stderr)
 
-    def test_skipped_files_warn_once_each(self):
+    def test_a_file_of_another_schema_warns_once(self):
         warnings = [line for line in self.proc.stderr.splitlines() if line.startswith("warning:")]
-        self.assertEqual(len(warnings), 2, self.proc.stderr)
-        self.assertTrue(any("not_json.json" in w and "not readable JSON" in w for w in warnings))
-        self.assertTrue(any("other_schema.json" in w and "ptdp.result/1" in w for w in warnings))
-        self.assertNotIn("not_json.json", self.report)
+        self.assertEqual(len(warnings), 1, self.proc.stderr)
+        self.assertIn("other_schema.json", warnings[0])
+        self.assertIn("ptdp.result/1", warnings[0])
         self.assertNotIn("other_schema.json", self.report)
 
 
@@ -203,6 +202,38 @@ class BuildReportInputs(unittest.TestCase):
         proc = run_report(self.root / "results", self.root / "out")
         self.assertEqual(proc.returncode, 1)
         self.assertIn("no ptdp.sweep-results/1 files", proc.stderr)
+
+    def refused(self, name, text):
+        """build_report's stderr on results holding table1 and a file `name` with `text`; exit 2 asserted."""
+        results = self.root / "results"
+        results.mkdir()
+        shutil.copy(FIXTURES / "table1.json", results)
+        (results / name).write_text(text, encoding="utf-8")
+        proc = run_report(results, self.root / "out")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertFalse((self.root / "out" / "report.md").exists())
+        return proc.stderr
+
+    def test_a_file_that_is_not_json_is_refused(self):
+        stderr = self.refused("cut.json", 'ptdp sweep was interrupted here {"schema": "ptdp.sweep-results/1"')
+        self.assertIn("cut.json: not valid JSON", stderr)
+
+    def test_a_key_twice_is_refused_with_its_pointer(self):
+        text = (FIXTURES / "table1.json").read_text(encoding="utf-8")
+        text = text.replace('"updated":', '"updated": "2026-11-22T08:00:00Z", "updated":', 1)
+        self.assertIn("b.json: the key \"updated\" appears twice in one object", self.refused("b.json", text))
+
+    def test_a_point_that_is_not_an_object_is_refused(self):
+        doc = json.loads((FIXTURES / "table1.json").read_text(encoding="utf-8"))
+        doc["points"].append(7)
+        self.assertIn(f"b.json: /points/{len(doc['points']) - 1}: must be an object",
+                      self.refused("b.json", json.dumps(doc)))
+
+    def test_a_section_file_missing_a_field_is_refused(self):
+        doc = json.loads((FIXTURES / "paper-ablation.json").read_text(encoding="utf-8"))
+        del doc["off"][0]["mechanism"]
+        self.assertIn("paper-ablation.json: /off/0/mechanism: missing",
+                      self.refused("paper-ablation.json", json.dumps(doc)))
 
     def test_newer_file_replaces_a_point_with_the_same_key(self):
         results = self.root / "results"
