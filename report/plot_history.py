@@ -3,17 +3,24 @@
 configuration, the commits the gate flagged marked. ptdp decides what is flagged; this only draws.
 
 Usage: python3 report/plot_history.py HISTORY.json OUT.png
-Exit status: 0 drawn, 2 input refused (unreadable, or not ptdp.history/1).
+Exit status: 0 drawn, 2 input refused (unreadable, not ptdp.history/1, or a field missing).
 """
-import json
 import sys
+from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ptdp_report.load import Refused, read_document, require  # noqa: E402
+
 SCHEMA = "ptdp.history/1"
+FIELDS = {"/metric": "string", "/flagged": "number", "/threshold_pct": "number", "/alpha": "number",
+          "/series": "array", "/series/*/label": "string", "/series/*/mode": "string",
+          "/series/*/points/*/file": "string", "/series/*/points/*/commit": "string",
+          "/series/*/points/*/value": "number or null", "/series/*/points/*/flagged": "bool"}
 FIGSIZE = (8.0, 4.2)   # inches
 DPI = 110
 FLAG_COLOR = "tab:red"
@@ -61,13 +68,9 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 2
     try:
-        with open(argv[0], encoding="utf-8") as f:
-            history = json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
-        print(f"error: {argv[0]}: {e}", file=sys.stderr)
-        return 2
-    if not isinstance(history, dict) or history.get("schema") != SCHEMA:
-        print(f"error: {argv[0]}: not a {SCHEMA} document", file=sys.stderr)
+        history = require(read_document(argv[0], SCHEMA), argv[0], FIELDS)
+    except Refused as e:
+        print(f"error: refused: {e}", file=sys.stderr)
         return 2
     draw(history, argv[1])
     return 0

@@ -18,13 +18,16 @@ and each trace by its median, over every file given (attempts of scripts/closure
 Usage: op_closure.py --config FILE --kernels K.json... --trace T.json[.gz]... --bound 0.10 --out FILE
 Exit 0 when forward and backward are both within the bound, 1 when not, 2 on
 input this check does not cover (more than one rank, benchmarks of another
-config or without the counts).
+config or without the counts) or refuses (not strict JSON, a field missing).
 """
 import argparse
-import gzip
 import json
+import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "report"))
+from ptdp_report.load import field, parse_json, read_benchmarks, read_json, require  # noqa: E402
 
 UNIT_S = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 COUNTERS = ("part_forward", "part_backward", "op_forward", "op_backward", "layers_run")
@@ -39,13 +42,13 @@ def fastest_benchmarks(files):
     """({benchmark: {"seconds": fastest, counter: value}}, the first file's context) over every iteration run."""
     best, context = {}, None
     for path in files:
-        with open(path) as f:
-            doc = json.load(f)
+        doc = read_benchmarks(path)
         context = context if context is not None else doc.get("context", {})
-        for run in doc["benchmarks"]:
+        for i, run in enumerate(doc["benchmarks"]):
             if run.get("run_type") != "iteration" or run.get("error_occurred"):
                 continue
-            name, seconds = benchmark_of(run), run["real_time"] * UNIT_S[run.get("time_unit", "ns")]
+            seconds = field(doc, f"/benchmarks/{i}/real_time", path, "number") * UNIT_S[run.get("time_unit", "ns")]
+            name = benchmark_of(run)
             if name not in best or seconds < best[name]["seconds"]:
                 best[name] = {"seconds": seconds, **{k: run[k] for k in COUNTERS if k in run}}
     return best, context
@@ -55,9 +58,8 @@ def trace_medians(files):
     """(forward, backward) seconds per micro-batch: each trace's median, the smallest over traces."""
     forward, backward = [], []
     for path in files:
-        with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
-            doc = json.load(f)
-        events = doc["traceEvents"] if isinstance(doc, dict) else doc
+        doc = read_json(path)
+        events = field(doc, "/traceEvents", path, "array") if isinstance(doc, dict) else doc
         durations = {"F": [], "B": []}
         for e in events:
             kind = e.get("name", "")[:2]
@@ -72,7 +74,7 @@ def trace_medians(files):
 
 def check_same_config(config, context):
     """The benchmarks' counts hold for the config they ran at (context ptdp_shapes)."""
-    shapes = json.loads(context.get("ptdp_shapes", "null") or "null")
+    shapes = parse_json(context.get("ptdp_shapes", "null") or "null", "the kernel benchmarks' context ptdp_shapes")
     if shapes is None:
         return
     ran = (shapes["model"].get("layers"), shapes["plan"].get("recompute", "none"))
@@ -118,14 +120,12 @@ def main(argv):
     parser.add_argument("--bound", type=float, default=0.10)
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
-    with open(args.config) as f:
-        config = json.load(f)
-    plan = config["plan"]
-    ranks = plan.get("tp", 1) * plan.get("pp", 1) * plan.get("dp", 1)
-    if ranks != 1:
-        print(f"op_closure: plan.tp·pp·dp = {ranks}: the check covers a single-rank run", file=sys.stderr)
-        return 2
     try:
+        config = require(read_json(args.config), args.config, {"/model/layers": "number", "/plan": "object"})
+        plan = config["plan"]
+        ranks = plan.get("tp", 1) * plan.get("pp", 1) * plan.get("dp", 1)
+        if ranks != 1:
+            raise ValueError(f"plan.tp·pp·dp = {ranks}: the check covers a single-rank run")
         bench, context = fastest_benchmarks(args.kernels)
         check_same_config(config, context)
         result = check(bench, trace_medians(args.trace), args.bound)

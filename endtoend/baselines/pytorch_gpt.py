@@ -28,6 +28,9 @@ import sys
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "report"))
+from ptdp_report.load import Refused, read_json, require  # noqa: E402
+
 OPTIMIZER_DEFAULTS = {"lr": 1e-3, "beta1": 0.9, "beta2": 0.95, "eps": 1e-8, "weight_decay": 0.01, "clip_grad": 1.0}
 PLAN_DEFAULTS = {"tp": 1, "pp": 1, "dp": 1, "virtual_stages": 1, "micro_batch": 1, "global_batch": 1,
                  "schedule": "1f1b", "recompute": "none", "precision": "bf16", "seed": 1, "attention": "unfused"}
@@ -38,19 +41,27 @@ def refuse(field, message):
     sys.exit(2)
 
 
+def read_config(path):
+    """The config file and its machine profile (read from sweeps/machines/ when named)."""
+    try:
+        c = require(read_json(path), path, {"/model": "object", "/plan": "object", "/model/hidden": "number",
+                                            "/model/heads": "number"})
+        machine = c.get("machine", "cpu-host")
+        if isinstance(machine, str):
+            machines = os.environ.get("PTDP_MACHINES", os.path.join(REPO, "sweeps", "machines"))
+            machine = read_json(os.path.join(machines, machine + ".json"))
+    except Refused as e:
+        refuse("config", e)
+    return c, machine
+
+
 def load_config(path):
     """The config's model, plan (with ptdp's defaults), machine profile and optimizer."""
-    with open(path) as f:
-        c = json.load(f)
+    c, machine = read_config(path)
     model = dict(c["model"])
     model.setdefault("ffn_hidden", 0)
     model.setdefault("dropout", 0.0)
     plan = {**PLAN_DEFAULTS, **c["plan"]}
-    machine = c.get("machine", "cpu-host")
-    if isinstance(machine, str):
-        with open(os.path.join(os.environ.get("PTDP_MACHINES", os.path.join(REPO, "sweeps", "machines")),
-                               machine + ".json")) as f:
-            machine = json.load(f)
     optimizer = {**OPTIMIZER_DEFAULTS, **c.get("optimizer", {})}
     if plan["tp"] * plan["pp"] * plan["dp"] != 1:
         refuse("plan", "the baseline runs on one device: tp = pp = dp = 1")

@@ -7,13 +7,15 @@ Usage: /usr/bin/python3 tests/report/history_check.py --ptdp build/endtoend/ptdp
 Exit status: 0 passed, 1 failed.
 """
 import argparse
-import json
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1] / "report"))
+from ptdp_report.load import read_document  # noqa: E402
+
 FIXTURE = HERE.parent / "gate" / "history"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 SLOW_FILE = "3-slow.json"  # the planted 3x slowdown
@@ -34,7 +36,7 @@ def check(ptdp):
         if len(flagged_lines) != 1 or SLOW_FILE not in flagged_lines[0]:
             problems.append(f"expected only {SLOW_FILE} flagged, printed:\n{run.stdout}")
         if data.is_file():
-            history = json.loads(data.read_text(encoding="utf-8"))
+            history = read_document(data, "ptdp.history/1")
             flagged = [p["file"] for s in history["series"] for p in s["points"] if p["flagged"]]
             if flagged != [SLOW_FILE]:
                 problems.append(f"JSON flags {flagged}")

@@ -9,6 +9,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "op_closure.py"
+sys.path.insert(0, str(ROOT / "report"))
+from ptdp_report.load import read_json  # noqa: E402
+
 CONFIG = {"model": {"layers": 4, "hidden": 128, "heads": 4, "seq_len": 64, "vocab": 256},
           "plan": {"tp": 1, "pp": 1, "dp": 1, "micro_batch": 2, "global_batch": 16, "recompute": "none"}}
 # Per benchmark, the times of its runs in ms (the fastest counts) and the counters
@@ -63,7 +66,7 @@ class OpClosure(unittest.TestCase):
             proc = subprocess.run([sys.executable, str(SCRIPT), "--config", str(tmp / "config.json"), "--kernels",
                                    str(tmp / "kernels.json"), "--trace", *names, "--bound", bound,
                                    "--out", str(tmp / "ops.json")], capture_output=True, text=True)
-            out = json.loads((tmp / "ops.json").read_text()) if (tmp / "ops.json").exists() else None
+            out = read_json(tmp / "ops.json") if (tmp / "ops.json").exists() else None
             return proc, out
 
     def test_sums_the_fastest_runs_of_a_micro_batchs_ops(self):
@@ -115,6 +118,14 @@ class OpClosure(unittest.TestCase):
         proc, out = self.run_check(CONFIG, [([5.0], [9.0])], kernels=bench_json(bare))
         self.assertEqual(proc.returncode, 2)
         self.assertIn("no part_forward counts", proc.stderr)
+        self.assertIsNone(out)
+
+    def test_refuses_a_run_without_its_time(self):
+        kernels = bench_json(BENCH)
+        del kernels["benchmarks"][1]["real_time"]
+        proc, out = self.run_check(CONFIG, [([5.0], [9.0])], kernels=kernels)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("kernels.json: /benchmarks/1/real_time: missing", proc.stderr)
         self.assertIsNone(out)
 
     def test_fails_beyond_the_bound(self):

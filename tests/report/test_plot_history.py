@@ -4,6 +4,8 @@
 Run with Debian's Python (it has matplotlib):
   /usr/bin/python3 -m unittest discover -s tests/report -p "test_*.py"
 """
+import contextlib
+import io
 import json
 import sys
 import tempfile
@@ -44,6 +46,16 @@ class PlotHistory(unittest.TestCase):
             data.write_text(json.dumps({"schema": "ptdp.compare/2"}), encoding="utf-8")
             self.assertEqual(plot_history.main([str(data), str(Path(out) / "x.png")]), 2)
             self.assertFalse((Path(out) / "x.png").exists())
+
+    def test_refuses_a_point_without_its_file(self):
+        broken = json.loads(json.dumps(HISTORY))
+        del broken["series"][1]["points"][0]["file"]
+        with tempfile.TemporaryDirectory() as out:
+            data = Path(out) / "h.json"
+            data.write_text(json.dumps(broken), encoding="utf-8")
+            with contextlib.redirect_stderr(io.StringIO()) as err:
+                self.assertEqual(plot_history.main([str(data), str(Path(out) / "x.png")]), 2)
+            self.assertIn("h.json: /series/1/points/0/file: missing", err.getvalue())
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ BASELINE = REPO / "endtoend" / "baselines" / "pytorch_gpt.py"
 spec = importlib.util.spec_from_file_location("pytorch_gpt", BASELINE)
 pytorch_gpt = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(pytorch_gpt)  # imports torch only inside main()
+sys.path.insert(0, str(REPO / "report"))
+from ptdp_report.load import read_result  # noqa: E402
 
 GPT_1_7B = {"layers": 24, "hidden": 2304, "heads": 24, "seq_len": 2048, "vocab": 51200, "ffn_hidden": 0}
 
@@ -44,6 +46,30 @@ class BaselineFlops(unittest.TestCase):
         self.assertIsNone(pytorch_gpt.throughput_metrics(GPT_1_7B, plan, {"peak_tflops": {}}, 2.5)["mfu"])
 
 
+class BaselineConfig(unittest.TestCase):
+    """Configs are read as ptdp reads them, and refused before torch is imported (exit 2)."""
+
+    def refused(self, text):
+        with tempfile.TemporaryDirectory() as tmp:
+            config = Path(tmp) / "c.json"
+            config.write_text(text, encoding="utf-8")
+            proc = subprocess.run([sys.executable, str(BASELINE), "--config", str(config), "--device", "cpu"],
+                                  capture_output=True, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        return proc.stderr
+
+    def test_a_key_twice(self):
+        text = '{"model": {"layers": 1, "hidden": 8, "heads": 2, "heads": 4}, "plan": {}}'
+        self.assertIn('c.json: /model: the key "heads" appears twice in one object', self.refused(text))
+
+    def test_a_missing_machine_profile(self):
+        text = json.dumps({"model": GPT_1_7B, "plan": {}, "machine": "no-such-machine"})
+        self.assertIn("no-such-machine.json: no such file", self.refused(text))
+
+    def test_a_missing_section(self):
+        self.assertIn("c.json: /plan: missing", self.refused(json.dumps({"model": GPT_1_7B})))
+
+
 def have_torch():
     return importlib.util.find_spec("torch") is not None
 
@@ -56,7 +82,7 @@ class BaselineRun(unittest.TestCase):
             subprocess.run([sys.executable, str(BASELINE), "--config", str(REPO / "endtoend/configs/tiny.json"),
                             "--device", "cpu", "--iterations", "2", "--warmup", "1", "--no-compile",
                             "--out", str(out)], check=True, capture_output=True, timeout=600)
-            r = json.loads(out.read_text())
+            r = read_result(out)
         self.assertEqual((r["schema"], r["system"], r["mode"]), ("ptdp.result/2", "pytorch", "measured"))
         m = r["metrics"]
         self.assertGreater(m["iteration_s"]["median"], 0)
