@@ -44,7 +44,8 @@ import ldd_check  # noqa: E402
 from campaign import steps, steps_more  # noqa: E402
 from campaign.context import Context  # noqa: E402
 from campaign.outcome import FAILED, passed  # noqa: E402
-from campaign.runner import Runner, Step, read_json, write_atomic, write_json  # noqa: E402
+from campaign.runner import Runner, Step, write_atomic, write_json  # noqa: E402
+from ptdp_report.load import Refused, read_document, require  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPS = {row.name: row for row in (  # the step table, in order of value: name, cap in seconds, least it needs, body
@@ -82,9 +83,12 @@ def prepare_folder(path, what, mark=None):
 
 def unpack(pack_dir, work):
     """Checks the archive against its manifest and unpacks it into work/pack; returns that folder."""
-    manifest = read_json(os.path.join(pack_dir, "manifest.json"))
-    if not manifest or manifest.get("schema") != "ptdp.gpu_pack/1":
-        return None, f"{pack_dir}/manifest.json: missing or not a ptdp.gpu_pack/1 manifest (run scripts/gpu_pack.sh)"
+    try:
+        manifest = require(read_document(os.path.join(pack_dir, "manifest.json"), "ptdp.gpu_pack/1"),
+                           os.path.join(pack_dir, "manifest.json"), {"/archive/name": "string",
+                                                                     "/archive/sha256": "string"})
+    except Refused as e:
+        return None, f"{e} (run scripts/gpu_pack.sh)"
     archive = os.path.join(pack_dir, manifest["archive"]["name"])
     h = hashlib.sha256()
     try:

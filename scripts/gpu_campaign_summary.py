@@ -8,20 +8,12 @@ times. Standard library only.
 Usage: gpu_campaign_summary.py WORK [WORK ...] > summary.md
 """
 import glob
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from campaign.ncu import kernel_times  # noqa: E402
-
-
-def load(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
+from campaign.ncu import kernel_times  # noqa: E402  (the campaign package puts report/ on the path)
+from ptdp_report.load import read_or_none as load  # noqa: E402  (a step may have left no file)
 
 
 def table(path):

@@ -9,7 +9,8 @@ with the commit, date and GPU it last passed on and its last run
                                                or docs/gpu-ledger.md is not the ledger's rendering
   gpu_ledger.py record WORK --gpu h100         a campaign's unpacked work folder (tests.tsv,
                                                status.tsv, pack-manifest.json, campaign.log) merged
-Exit status: 0 done or consistent, 1 inconsistent, 2 refused input.
+Exit status: 0 done or consistent, 1 inconsistent, 2 refused input (a ledger or manifest that
+is not strict JSON or lacks a field: named with its JSON pointer).
 """
 import argparse
 import json
@@ -21,8 +22,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from campaign.runner import write_atomic  # noqa: E402
 from gpu_campaign import STEPS  # noqa: E402  (the campaign's steps, in order)
 from gtest_driver import list_tests  # noqa: E402
+from ptdp_report.load import Refused, read_document, read_json, read_or_none, require  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCHEMA = "ptdp.gpu_ledger/1"
 
 
 def refuse(why):
@@ -32,10 +35,10 @@ def refuse(why):
 
 def load(path):
     try:
-        with open(path) as f:
-            ledger = json.load(f)
-    except FileNotFoundError:
-        ledger = {"schema": "ptdp.gpu_ledger/1", "tests": {}, "steps": {}}
+        ledger = require(read_document(path, SCHEMA), path, {"/tests": "object", "/steps": "object"}) \
+            if os.path.exists(path) else {"schema": SCHEMA, "tests": {}, "steps": {}}
+    except Refused as e:
+        refuse(e)
     for s in STEPS:
         ledger["steps"].setdefault(s, {"last_passed": None, "last_run": None})
     return ledger
@@ -83,12 +86,13 @@ def record(ledger, work, gpu):
     manifest_path = os.path.join(work, "pack-manifest.json")
     if not os.path.isfile(manifest_path):
         refuse(f"{work}: no pack-manifest.json (not a campaign's work folder)")
-    with open(manifest_path) as f:
-        commit = json.load(f).get("commit") or "unknown"
     try:
-        with open(os.path.join(work, "env.json")) as f:
-            env = json.load(f)
-    except (OSError, ValueError):
+        manifest = read_json(manifest_path)
+    except Refused as e:
+        refuse(e)
+    commit = (manifest.get("commit") if isinstance(manifest, dict) else None) or "unknown"
+    env = read_or_none(os.path.join(work, "env.json"))
+    if not isinstance(env, dict):
         refuse(f"{work}: no env.json (the campaign's env step did not run)")
     if env.get("device") != "cuda" or not env.get("gpu"):
         refuse(f"{work}: a campaign without a GPU (device {env.get('device')}, GPU {env.get('gpu')}): nothing ran on one")

@@ -9,7 +9,8 @@ import shutil
 import subprocess
 import sys
 
-from campaign.runner import StepSkipped, read_json, write_json
+from campaign.runner import StepSkipped, write_json
+from ptdp_report.load import read_json, read_or_none
 
 # Models of the campaign: the paper's Table 1 first row (1.7B) and the 350M GPT
 # (endtoend/configs/gpt-*-h100.json); on the CPU rehearsal both are tiny.json.
@@ -110,7 +111,7 @@ class Context:
 
     def learn_machine(self, result_path):
         """Takes the machine profile ptdp chose from one of its results."""
-        r = read_json(result_path) or {}
+        r = read_or_none(result_path) or {}
         m = r.get("machine")
         name = m.get("name") if isinstance(m, dict) else m
         if name and not self.machine:

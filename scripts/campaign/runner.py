@@ -50,14 +50,6 @@ def copy_into(path, fileobj):
         shutil.copyfileobj(f, fileobj)
 
 
-def read_json(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
-
-
 class Runner:
     """Budget, logging, commands and the step table of one campaign."""
 

@@ -5,7 +5,6 @@ returns its outcome (campaign/outcome.py: from its commands' exit statuses and
 result files, never from what they printed) or raises StepSkipped. Standard
 library only.
 """
-import json
 import os
 import platform
 import subprocess
@@ -14,7 +13,8 @@ import time
 
 from campaign import training
 from campaign.outcome import FAILED, OK, combined, of_exit
-from campaign.runner import StepSkipped, read_json, write_atomic, write_json
+from campaign.runner import StepSkipped, write_atomic, write_json
+from ptdp_report.load import Refused, parse_json, read_json, read_or_none
 
 # About 15 GPU tests a first look needs: the allocator, parameter initialisation,
 # the GEMMs, cuDNN's attention forward and backward and the unfused path, and a
@@ -46,19 +46,19 @@ def step_env(ctx, room):
     smi = subprocess.run(["nvidia-smi", "--query-gpu=name,memory.total,driver_version,clocks.max.sm,"
                           "clocks.max.mem,power.limit,ecc.mode.current,pcie.link.gen.current,pcie.link.width.current",
                           "--format=csv"], capture_output=True, text=True, timeout=30) if ctx.gpu else None
-    libs = read_json(ctx.path("libraries.json")) or {}
+    libs = read_or_none(ctx.path("libraries.json")) or {}
     ptdp_libs = libs.get(ctx.bin("ptdp"), {})
     pairs = [f"{k}={v}" for k, v in ptdp_libs.items() if v and k.startswith(("libcudart", "libcublasLt", "libcudnn.",
                                                                             "libnccl"))]
     found = ctx.path("versions.json")
     ctx.runner.run([ctx.python, os.path.join(ctx.root, "scripts", "campaign", "versions.py"), found, *pairs],
                    ctx.path("logs", "versions.log"), min(room, 60), ctx.env)
-    versions = read_json(found) or {}
+    versions = read_or_none(found) or {}
     torch = subprocess.run([ctx.python, "-c", "import json, torch; print(json.dumps({'torch': torch.__version__, "
                             "'cuda': torch.version.cuda, 'cudnn': torch.backends.cudnn.version(), "
                             "'gpu': torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}))"],
                            capture_output=True, text=True, env=ctx.torch_env, timeout=120)
-    manifest = read_json(ctx.path("pack-manifest.json")) or {}
+    manifest = read_or_none(ctx.path("pack-manifest.json")) or {}
     env = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "gpu": ctx.gpu or None, "gpu_memory_mib": ctx.gpu_mib, "device": ctx.device,
            "nvidia_smi": smi.stdout.strip() if smi else None, "versions": versions,
            "torch": read_json_text(torch.stdout.strip()) if torch.returncode == 0 else {"error": torch.stderr[-300:]},
@@ -79,8 +79,8 @@ def step_env(ctx, room):
 
 def read_json_text(text):
     try:
-        return json.loads(text)
-    except ValueError:
+        return parse_json(text, "the torch probe's output")
+    except Refused:
         return {"unparsed": text[-300:]}
 
 
@@ -99,7 +99,7 @@ def step_smoke(ctx, room):
     rc = ctx.runner.run([ctx.bin("ptdp"), "train", "--config", config, "--device", ctx.device, "--iterations", "2",
                          "--warmup", "0", "--out", out], log, min(room, 60), ctx.env)
     ctx.runner.note(f"first ptdp run: exit {rc}: {ctx.last_line(log)[:200]}")
-    first = of_exit(rc) if rc != 0 or read_json(out) else FAILED  # exit 0 with no readable result failed
+    first = of_exit(rc) if rc != 0 or read_or_none(out) else FAILED  # exit 0 with no readable result failed
     if first == OK:
         ctx.learn_machine(out)
     tests = driver(ctx, room - (time.monotonic() - t0), SMOKE_FILTER) if ctx.device == "cuda" else OK
@@ -115,7 +115,7 @@ def step_headline(ctx, room):
         return outcome
     ctx.learn_machine(out)
     ctx.micro_batch[("1.7b", "none")] = b
-    r = read_json(out)["metrics"]
+    r = read_or_none(out)["metrics"]
     ctx.runner.note(f"1.7B b={b}: {r['iteration_s']['median']:.4g} s/iteration, MFU {100 * (r.get('mfu') or 0):.1f}%, "
                     f"{r.get('model_tflops_per_gpu', 0):.1f} TFLOP/s, peak "
                     f"{(r.get('memory_bytes') or {}).get('peak_measured', 0) / 2**30:.1f} GiB")
@@ -140,7 +140,7 @@ def step_kernels(ctx, room):
     rc = ctx.runner.run([ctx.bin("ptdp_bench_kernels"), "--device", ctx.device, "--config", config,
                          "--benchmark_min_time=0.05", f"--benchmark_out={kernels}", "--benchmark_out_format=json"],
                         log, room * 0.6, ctx.env)
-    doc = read_json(kernels) or {}
+    doc = read_or_none(kernels) or {}
     runs = doc.get("benchmarks", [])
     errors = [r["name"] for r in runs if r.get("error_occurred")]
     ctx.runner.note(f"ptdp_bench_kernels exit {rc}: {len(runs)} benchmarks, {len(errors)} with errors"
@@ -179,7 +179,7 @@ def ceiling(ctx, room):
     ctx.runner.run([ctx.bin("ptdp_bench_kernels"), "--device", ctx.device, "--config", config,
                     bench_filter("gemm/q_fwd"), "--benchmark_min_time=0.2", f"--benchmark_out={out}",
                     "--benchmark_out_format=json"], ctx.path("logs", "ceiling-ptdp.log"), min(room / 2, 60), ctx.env)
-    runs = (read_json(out) or {}).get("benchmarks", [])
+    runs = (read_or_none(out) or {}).get("benchmarks", [])
     ctx.runner.note(f"GEMM ceiling {n}³ {c['plan']['precision']}: ptdp {runs[0].get('TFLOP/s', 0):.3g} TFLOP/s"
                     if runs else "GEMM ceiling: ptdp's benchmark did not run")
     if not gpu:
@@ -187,7 +187,7 @@ def ceiling(ctx, room):
     ctx.runner.run([ctx.python, os.path.join(ctx.root, "scripts", "campaign", "torch_ceiling.py"),
                     ctx.path("kernels", "ceiling-torch.json")], ctx.path("logs", "ceiling-torch.log"),
                    min(room / 2, 60), ctx.torch_env)
-    torch = read_json(ctx.path("kernels", "ceiling-torch.json")) or {}
+    torch = read_or_none(ctx.path("kernels", "ceiling-torch.json")) or {}
     if torch.get("tflops"):
         ctx.runner.note(f"GEMM ceiling 8192³ bf16: PyTorch {torch['tflops']:.0f} TFLOP/s")
 
@@ -195,7 +195,7 @@ def ceiling(ctx, room):
 def closure(ctx, config, kernels, room):
     """ptdp calibrate from these benchmarks, the headline's projection with that calibration,
     and the headline's forward and backward against the sum of its benchmarked ops."""
-    machine = ctx.machine or (read_json(config) or {}).get("machine")
+    machine = ctx.machine or (read_or_none(config) or {}).get("machine")
     if not machine or room < 10:
         return
     calibration = ctx.path("kernels", "calibration.json")
@@ -209,8 +209,8 @@ def closure(ctx, config, kernels, room):
                    ctx.path("logs", "project.log"), min(room, 30), ctx.env)
     b = ctx.micro_batch.get(("1.7b", "none"))
     trace = ctx.path("headline", f"ptdp-1.7b-none-b{b}.trace.json.gz")
-    measured = read_json(ctx.path("headline", f"ptdp-1.7b-none-b{b}.json"))
-    p = read_json(projected)
+    measured = read_or_none(ctx.path("headline", f"ptdp-1.7b-none-b{b}.json"))
+    p = read_or_none(projected)
     if measured and p:
         m_s, p_s = measured["metrics"]["iteration_s"]["median"], p["metrics"]["iteration_s"]["median"]
         ctx.runner.note(f"closure: iteration measured {m_s:.4g} s, calibrated projection {p_s:.4g} s "

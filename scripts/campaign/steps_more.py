@@ -9,7 +9,8 @@ import shutil
 from campaign import steps, training
 from campaign.ncu import kernel_times
 from campaign.outcome import FAILED, OK, combined, of_exit
-from campaign.runner import StepSkipped, read_json, write_json
+from campaign.runner import StepSkipped, write_json
+from ptdp_report.load import read_json, read_or_none
 
 # Table 1 rows sliced on this GPU (tag.params of sweeps/table1.json): one stage of
 # each at its tensor-parallel shard, iterations of a few seconds on an H100.
@@ -30,10 +31,10 @@ def step_baseline(ctx, room):
 
 
 def ratio(ctx, model, recompute, baseline):
-    b = read_json(baseline)["plan"]["micro_batch"]
-    mine = read_json(ctx.path("headline" if (model, recompute) == ("1.7b", "none") else "more",
+    b = read_or_none(baseline)["plan"]["micro_batch"]
+    mine = read_or_none(ctx.path("headline" if (model, recompute) == ("1.7b", "none") else "more",
                               f"ptdp-{model}-{recompute}-b{b}.json"))
-    theirs = read_json(baseline)["metrics"]["iteration_s"]["median"]
+    theirs = read_or_none(baseline)["metrics"]["iteration_s"]["median"]
     if mine:
         ours = mine["metrics"]["iteration_s"]["median"]
         ctx.runner.note(f"{model} {recompute} b={b}: ptdp {ours:.4g} s, PyTorch {theirs:.4g} s per iteration: "
@@ -75,7 +76,7 @@ def llama(ctx, room):
         write_json(config, c)
         rc = ctx.runner.run([ctx.bin("ptdp"), "train", "--config", config, "--device", device, "--iterations", "5",
                              "--warmup", "0", "--out", out], ctx.path("logs", f"llama-{name}.log"), room / 2, ctx.env)
-        result = read_json(out) if rc == 0 else None
+        result = read_or_none(out) if rc == 0 else None
         if not result:
             ctx.runner.note(f"tiny Llama on {device}: exit {rc}" + ("" if rc else ", no result"))
             return of_exit(rc) if rc else FAILED
@@ -108,7 +109,7 @@ def step_slices(ctx, room):
         rc = ctx.runner.run([ctx.bin("ptdp"), "slice", "--config", config, "--device", "cuda", "--stage", "heaviest",
                              "--iterations", "2", "--warmup", "1", "--out", out], log, room / len(SLICED_ROWS), ctx.env)
         ctx.runner.note(f"Table 1 {row}: exit {rc}: {ctx.last_line(log)[:200]}")
-        outcomes.append(of_exit(rc) if rc or read_json(out) else FAILED)
+        outcomes.append(of_exit(rc) if rc or read_or_none(out) else FAILED)
     return combined(outcomes)
 
 

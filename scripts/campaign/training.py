@@ -11,14 +11,14 @@ import shutil
 import time
 
 from campaign.outcome import FAILED, OK, OOM, REFUSED, TIMEOUT, of_exit
-from campaign.runner import read_json
+from ptdp_report.load import read_or_none
 
 OOM_EXIT = {"ptdp": 4, "pytorch": 3}
 
 
 def outcome(system, rc, out):
     """An attempt's outcome: its exit status's, and exit 0 must leave a readable result."""
-    if rc == 0 and not read_json(out):
+    if rc == 0 and not read_or_none(out):
         return FAILED
     return of_exit(rc, OOM_EXIT[system])
 

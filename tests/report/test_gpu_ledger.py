@@ -13,6 +13,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "gpu_ledger.py"
+sys.path.insert(0, str(ROOT / "report"))
+from ptdp_report.load import read_json  # noqa: E402
 
 
 def fake_program(folder, tests):
@@ -62,7 +64,7 @@ class GpuLedger(unittest.TestCase):
         second = campaign_folder(Path(self.tmp.name) / "c2", {"A.one": "crashed"}, {"headline": "failed"},
                                  commit="fff000fff000fff0")
         self.assertEqual(self.run_ledger("record", second, "--gpu", "h200").returncode, 0)
-        t = json.loads(self.ledger.read_text())
+        t = read_json(self.ledger)
         self.assertEqual(t["tests"]["A.one"]["last_passed"]["commit"], "abc123def4567890")
         self.assertEqual(t["tests"]["A.one"]["last_passed"]["gpu"], "h100")
         self.assertEqual(t["tests"]["A.one"]["last_run"]["status"], "crashed")
@@ -81,6 +83,12 @@ class GpuLedger(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertFalse(self.ledger.exists())
         self.assertEqual(self.run_ledger("record", w, "--gpu", "H100;rm").returncode, 2)
+
+    def test_a_ledger_with_a_key_twice_is_refused(self):
+        self.ledger.write_text('{"schema": "ptdp.gpu_ledger/1", "tests": {}, "tests": {}, "steps": {}}')
+        r = self.run_ledger("check", "--binary", fake_program(self.tmp.name, ["A.one"]))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn('ledger.json: the key "tests" appears twice in one object', r.stderr)
 
     def test_check_fails_until_sync_follows_the_program(self):
         prog = fake_program(self.tmp.name, ["A.one"])
