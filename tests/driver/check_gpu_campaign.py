@@ -24,6 +24,8 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import gpu_pack  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "report"))
+from ptdp_report.load import read_json  # noqa: E402
 CAMPAIGN = os.path.join(ROOT, "scripts", "gpu_campaign.py")
 ALLOWED_OUT = {"summary.md", "status.tsv", "tests.tsv", "env.txt", "campaign.log", "campaign.tar.gz"}
 ARGS = None
@@ -62,8 +64,7 @@ class GpuCampaign(unittest.TestCase):
 
     def test_the_pack_loads_in_a_clean_environment_and_names_its_build(self):
         self.assertIn("load in a clean environment", self.pack_said)
-        with open(os.path.join(self.pack, "manifest.json")) as f:
-            m = json.load(f)
+        m = read_json(os.path.join(self.pack, "manifest.json"))
         self.assertEqual(set(m["programs"]), {"ptdp", "ptdp_gpu_tests", "ptdp_bench_kernels"})
         self.assertIn("libopenblas.so.0", m["packed_libraries"])
         self.assertIn("libcudart.so.13", m["device_libraries"])
@@ -140,8 +141,7 @@ class GpuCampaign(unittest.TestCase):
     def test_a_pack_of_another_build_stops_at_once(self):
         bad = os.path.join(self.tmp, "bad-pack")
         shutil.copytree(self.pack, bad)
-        with open(os.path.join(bad, "manifest.json")) as f:
-            m = json.load(f)
+        m = read_json(os.path.join(bad, "manifest.json"))
         m["archive"]["sha256"] = "0" * 64
         with open(os.path.join(bad, "manifest.json"), "w") as f:
             json.dump(m, f)
@@ -177,8 +177,7 @@ class GpuCampaign(unittest.TestCase):
         with tarfile.open(archive, "w:xz", preset=0) as tar:
             tar.add(stage, arcname=".")
         import hashlib
-        with open(os.path.join(self.pack, "manifest.json")) as f:
-            m = json.load(f)
+        m = read_json(os.path.join(self.pack, "manifest.json"))
         with open(archive, "rb") as f:
             m["archive"]["sha256"] = hashlib.sha256(f.read()).hexdigest()
         with open(os.path.join(bad, "manifest.json"), "w") as f:

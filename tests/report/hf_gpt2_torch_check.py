@@ -23,6 +23,9 @@ import tempfile
 import unittest
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "report"))
+from ptdp_report.load import read_json, read_result  # noqa: E402
+
 REL_TOL = 1e-4  # fp32 forwards of a 2-layer GPT by two implementations agree to ~1e-6; 1e-4 is the task's bound
 MISSING = [m for m in ("torch", "transformers", "safetensors") if importlib.util.find_spec(m) is None]
 PTDP = None  # the ptdp program, from --ptdp
@@ -72,7 +75,7 @@ class HfGpt2AgainstTransformers(unittest.TestCase):
     def test_export_loads_in_transformers_with_ptdp_loss(self):
         with tempfile.TemporaryDirectory() as tmp:
             ptdp_train(tmp, tiny_config(128), "--iterations", "3", "--export-hf", "hf")
-            check = json.loads((Path(tmp) / "hf" / "ptdp_check.json").read_text())
+            check = read_json(Path(tmp) / "hf" / "ptdp_check.json")
             self.assertIn("loss_as_trained", check)  # 28 padded rows were dropped
             self.compare(check["loss"], transformers_loss(str(Path(tmp) / "hf"), check), "export")
 
@@ -90,8 +93,8 @@ class HfGpt2AgainstTransformers(unittest.TestCase):
             model.save_pretrained(str(Path(tmp) / "theirs"))  # safetensors: the default since transformers 4.35
             ptdp_train(tmp, tiny_config(1), "--iterations", "1", "--init-hf", "theirs", "--out", "r.json",
                        "--export-hf", "again")
-            first = json.loads((Path(tmp) / "r.json").read_text())["metrics"]["loss"][0]
-            check = json.loads((Path(tmp) / "again" / "ptdp_check.json").read_text())
+            first = read_result(Path(tmp) / "r.json")["metrics"]["loss"][0]
+            check = read_json(Path(tmp) / "again" / "ptdp_check.json")
             self.compare(first, transformers_loss(model, check), "import")
 
 

@@ -4,6 +4,7 @@ document with "set": "modern": two sources, one within the 8% target and one ove
 Run with Debian's Python (it has matplotlib):
   /usr/bin/python3 -m unittest discover -s tests/report -p "test_*.py"
 """
+import copy
 import json
 import os
 import sys
@@ -66,7 +67,7 @@ class ModernSection(unittest.TestCase):
         self.assertEqual(modern_section(self.results, self.out), [])
 
     def test_a_run_missing_a_field_is_refused(self):
-        broken = json.loads(json.dumps(DOC))
+        broken = copy.deepcopy(DOC)
         del broken["experiments"][1]["points"][0]["projected"]
         (self.results / "modern-validation.json").write_text(json.dumps(broken), encoding="utf-8")
         with self.assertRaisesRegex(Refused, r"modern-validation.json: /experiments/1/points/0/projected: missing"):

@@ -1,4 +1,5 @@
 """scripts/op_closure.py: the runtime's compute per micro-batch against the sum of its benchmarked ops."""
+import copy
 import gzip
 import json
 import subprocess
@@ -88,7 +89,7 @@ class OpClosure(unittest.TestCase):
 
     def test_sums_what_the_benchmarks_say_a_micro_batch_runs(self):
         # Full recompute: ptdp_bench_kernels marks the layers' forward as run in backward too.
-        config = json.loads(json.dumps(CONFIG))
+        config = copy.deepcopy(CONFIG)
         config["plan"]["recompute"] = "full"
         bench = dict(BENCH)
         bench["layer/fwd/hidden:128/tp:1/tokens:128/manual_time"] = ([1.1, 1.2], {**LAYERS, "part_backward": 4})
@@ -109,7 +110,7 @@ class OpClosure(unittest.TestCase):
         self.assertAlmostEqual(backward["sum_of_layer_ops_s"], 0.8e-3)  # the variant not counted
 
     def test_refuses_benchmarks_of_another_config_or_without_counts(self):
-        config = json.loads(json.dumps(CONFIG))
+        config = copy.deepcopy(CONFIG)
         config["plan"]["recompute"] = "full"
         proc, out = self.run_check(config, [([5.0], [9.0])])
         self.assertEqual(proc.returncode, 2)
@@ -136,7 +137,7 @@ class OpClosure(unittest.TestCase):
         self.assertEqual(self.run_check(CONFIG, [([5.0], [10.0])], bound="0.12")[0].returncode, 0)
 
     def test_refuses_a_multi_rank_config(self):
-        config = json.loads(json.dumps(CONFIG))
+        config = copy.deepcopy(CONFIG)
         config["plan"]["tp"] = 2
         proc, out = self.run_check(config, [([5.0], [9.0])])
         self.assertEqual(proc.returncode, 2)

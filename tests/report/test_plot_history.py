@@ -5,6 +5,7 @@ Run with Debian's Python (it has matplotlib):
   /usr/bin/python3 -m unittest discover -s tests/report -p "test_*.py"
 """
 import contextlib
+import copy
 import io
 import json
 import sys
@@ -48,7 +49,7 @@ class PlotHistory(unittest.TestCase):
             self.assertFalse((Path(out) / "x.png").exists())
 
     def test_refuses_a_point_without_its_file(self):
-        broken = json.loads(json.dumps(HISTORY))
+        broken = copy.deepcopy(HISTORY)
         del broken["series"][1]["points"][0]["file"]
         with tempfile.TemporaryDirectory() as out:
             data = Path(out) / "h.json"

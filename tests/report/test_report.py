@@ -9,6 +9,7 @@ import os
 import shutil
 import struct
 import subprocess
+import sys
 import tempfile
 import unittest
 from pathlib import Path
@@ -18,6 +19,8 @@ REPO = HERE.parents[1]
 SCRIPT = REPO / "report" / "build_report.py"
 FIXTURES = HERE / "fixtures"
 PYTHON = "/usr/bin/python3"            # Debian's Python, with matplotlib
+sys.path.insert(0, str(REPO / "report"))
+from ptdp_report.load import read_json  # noqa: E402
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 MIN_PNG_BYTES = 15_000     # a blank 7x4 in canvas at 110 dpi is ~2.4 kB; drawn figures 30-50 kB
@@ -224,13 +227,13 @@ class BuildReportInputs(unittest.TestCase):
         self.assertIn("b.json: the key \"updated\" appears twice in one object", self.refused("b.json", text))
 
     def test_a_point_that_is_not_an_object_is_refused(self):
-        doc = json.loads((FIXTURES / "table1.json").read_text(encoding="utf-8"))
+        doc = read_json(FIXTURES / "table1.json")
         doc["points"].append(7)
         self.assertIn(f"b.json: /points/{len(doc['points']) - 1}: must be an object",
                       self.refused("b.json", json.dumps(doc)))
 
     def test_a_section_file_missing_a_field_is_refused(self):
-        doc = json.loads((FIXTURES / "paper-ablation.json").read_text(encoding="utf-8"))
+        doc = read_json(FIXTURES / "paper-ablation.json")
         del doc["off"][0]["mechanism"]
         self.assertIn("paper-ablation.json: /off/0/mechanism: missing",
                       self.refused("paper-ablation.json", json.dumps(doc)))
@@ -238,7 +241,7 @@ class BuildReportInputs(unittest.TestCase):
     def test_newer_file_replaces_a_point_with_the_same_key(self):
         results = self.root / "results"
         results.mkdir()
-        doc = json.loads((FIXTURES / "table1.json").read_text(encoding="utf-8"))
+        doc = read_json(FIXTURES / "table1.json")
         (results / "a.json").write_text(json.dumps(doc), encoding="utf-8")
         doc["updated"] = "2026-11-22T08:00:00Z"
         doc["points"] = doc["points"][:1]

@@ -3,7 +3,6 @@
 Run with Debian's Python (it has matplotlib):
   /usr/bin/python3 -m unittest discover -s tests/report -p "test_*.py"
 """
-import json
 import sys
 import unittest
 from pathlib import Path
@@ -15,7 +14,7 @@ sys.path.insert(0, str(REPO / "report"))
 from ptdp_report.derive import eq1_normalised_throughput, micro_batch_times, with_figure8  # noqa: E402
 from ptdp_report.figures import _positions  # noqa: E402
 from ptdp_report.layouts import x_label  # noqa: E402
-from ptdp_report.load import Sweep  # noqa: E402
+from ptdp_report.load import Sweep, read_json  # noqa: E402
 
 
 class Eq1Derivation(unittest.TestCase):
@@ -44,7 +43,7 @@ class Eq1Derivation(unittest.TestCase):
     def test_paper_figure8_from_paper_figure7(self):
         # t(b) ∝ b/TFLOPs(b). Figure 7's values are whole TFLOP/s (±0.5 of 68..91: ≤ 1.3% on a ratio,
         # ≤ 0.016 on values ≤ 1.22) and Figure 8's are rounded to 0.01 (±0.005): tolerance 0.021.
-        experiments = json.loads(REFERENCE.read_text(encoding="utf-8"))["experiments"]
+        experiments = read_json(REFERENCE)["experiments"]
         fig7 = experiments["figure7_single_gpu_microbatch"]["series"]["1B_model"]
         times = {int(b): int(b) / tflops for b, tflops in fig7.items()}
         for batch in (128, 512):
