@@ -8,17 +8,22 @@ Standard library only: the GPU campaign imports it where there is no matplotlib 
 """
 import gzip
 import json
+import math
 import re
 import sys
 from dataclasses import dataclass, field as dataclass_field
 from pathlib import Path
 
-from .points import number
-
 SWEEP_RESULTS = "ptdp.sweep-results/1"
 # Files ptdp writes next to sweep results that the report does not draw as sweeps.
 COMPANIONS = ("ptdp.validation/1", "ptdp.compare/1", "ptdp.compare/2", "ptdp.history/1", "ptdp.ablation/1",
               "ptdp.closure/1")
+
+
+def number(x):
+    """x as a float when it is a finite number (not a bool), else None."""
+    ok = isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+    return float(x) if ok else None
 
 
 class Refused(ValueError):

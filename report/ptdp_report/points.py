@@ -2,22 +2,15 @@
 path, plan fields, and its label and series, taken in first-seen order across points.
 Lenient by design: a missing or non-numeric field is None or "", shown as a dash.
 """
-import math
+from .load import Refused, field, number
 
 
 def lookup(obj, dotted):
     """obj["a"]["b"] for "a.b"; None when a step is missing."""
-    for part in dotted.split("."):
-        if not isinstance(obj, dict) or part not in obj:
-            return None
-        obj = obj[part]
-    return obj
-
-
-def number(x):
-    """x as a float when it is a finite number (not a bool), else None."""
-    ok = isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-    return float(x) if ok else None
+    try:
+        return field(obj, "/" + dotted.replace(".", "/"), "a point")
+    except Refused:
+        return None
 
 
 def result_metric(point, dotted):
