@@ -13,7 +13,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from campaign.ncu import kernel_times  # noqa: E402  (the campaign package puts report/ on the path)
-from ptdp_report.load import read_or_none as load  # noqa: E402  (a step may have left no file)
+from ptdp_report.load import read_or_none  # noqa: E402  (a step may have left no file: None)
 
 
 def table(path):
@@ -57,7 +57,7 @@ def training_rows(work):
     for folder in ("headline", "baseline", "more"):
         for path in glob.glob(os.path.join(work, folder, "*-*-*-b*.json")):
             system, key, recompute, b = os.path.basename(path)[:-5].split("-")[:4]
-            r = load(path)
+            r = read_or_none(path)
             if r and "metrics" in r:
                 found[(key, recompute, int(b[1:]), system)] = r
     rows = []
@@ -67,7 +67,7 @@ def training_rows(work):
         projected = r.get("projected")
         if system == "ptdp" and isinstance(projected, dict) and projected.get("metrics"):
             rows.append(result_row(model_label(key, r), {**r, **projected, "mode": "projected (profile)"}))
-        calibrated = load(os.path.join(work, "kernels", "projected-calibrated.json"))
+        calibrated = read_or_none(os.path.join(work, "kernels", "projected-calibrated.json"))
         if system == "ptdp" and calibrated and (key, recompute) == ("1.7b", "none"):
             rows.append(result_row(model_label(key, r), {**calibrated, "mode": "projected (this device's calibration)"}))
     return rows
@@ -90,7 +90,7 @@ def section_tests(work):
 
 def main_sections(work):
     out = []
-    env = load(os.path.join(work, "env.json")) or {}
+    env = read_or_none(os.path.join(work, "env.json")) or {}
     if env:
         v = env.get("versions") or {}
         out += [f"- GPU: {env.get('gpu') or 'none'} ({env.get('gpu_memory_mib')} MiB); pack commit "
@@ -131,13 +131,13 @@ def table_with_header(path, header):
 def section_kernels(work):
     out = []
     for name, label in (("ceiling-ptdp.json", "ptdp"), ("ceiling-torch.json", "PyTorch")):
-        doc = load(os.path.join(work, "kernels", name)) or {}
+        doc = read_or_none(os.path.join(work, "kernels", name)) or {}
         run = next(iter(doc.get("benchmarks", [])), {})
         tflops = doc.get("tflops") or run.get("TFLOP/s")
         if tflops:
             shape = "x".join(str(int(run[k])) for k in ("m", "n", "k")) if "m" in run else "8192x8192x8192"
             out.append(f"- GEMM ceiling, {shape}, {label}: {tflops:.3g} TFLOP/s")
-    ops = load(os.path.join(work, "kernels", "ops.json")) or {}
+    ops = read_or_none(os.path.join(work, "kernels", "ops.json")) or {}
     for direction, r in (ops.get("directions") or {}).items():
         out.append(f"- op closure, {direction} per micro-batch: runtime {1e3 * r['measured_s']:.3f} ms, sum of its "
                    f"benchmarked ops {1e3 * r['sum_of_ops_s']:.3f} ms ({100 * r['excess']:+.1f}%)")
@@ -153,7 +153,7 @@ def section_kernels(work):
 def section_slices(work):
     out = []
     for path in sorted(glob.glob(os.path.join(work, "slices", "*.json"))):
-        r = load(path) or {}
+        r = read_or_none(path) or {}
         s, mt = r.get("slice") or {}, r.get("metrics") or {}
         out.append(f"- {os.path.basename(path)[:-5]}: stage {s.get('stage')} measured "
                    f"{num(s.get('measured_iteration_s'), '.4g')} s per iteration; projected whole configuration "
