@@ -229,10 +229,10 @@ class Source:
 class Sweep:
     """The points of one sweep (keyed by sweep.name), merged over its files, in index order."""
     name: str
-    header: dict                                  # the "sweep" object of the file
-    points: list = dataclass_field(default_factory=list)    # point records (dicts), index order
-    sources: list = dataclass_field(default_factory=list)   # Source, one per file
-    derived_from: str | None = None               # name of the sweep this one is computed from
+    header: dict                                           # the "sweep" object of the file
+    points: list = dataclass_field(default_factory=list)   # point records (dicts), index order
+    sources: list = dataclass_field(default_factory=list)  # Source, one per file
+    derived_from: str | None = None                        # name of the sweep this one is computed from
 
     @property
     def slug(self):
