@@ -47,9 +47,9 @@ def point_config(sweep_def, overrides):
     config = copy.deepcopy(sweep_def["base"])
     config["machine"] = sweep_def["machine"]
     for key, value in overrides.items():
-        section, _, field = key.partition(".")
+        section, _, name = key.partition(".")
         if section != "tag":
-            config.setdefault(section, {})[field] = value
+            config.setdefault(section, {})[name] = value
     return config
 
 

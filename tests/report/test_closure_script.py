@@ -46,6 +46,11 @@ class ClosureResults(unittest.TestCase):
         rows = closure.fastest_points(files, {"cpu_test": SWEEP})
         self.assertEqual([(p["label"], s, runs) for _, p, s, runs in rows], [("p0", 0.3, 2), ("p1", 0.2, 2)])
 
+    def test_a_points_config_is_the_base_with_its_overrides(self):
+        config = closure.point_config(SWEEP, {"plan.tp": 2, "tag.params": "1.7B"})
+        self.assertEqual(config, {"model": {"layers": 2}, "plan": {"tp": 2}, "machine": "cpu-host"})
+        self.assertEqual(SWEEP["base"]["plan"], {"tp": 1})   # the definition is not changed
+
     def test_a_point_without_its_time_is_refused(self):
         doc = results(0.5)
         del doc["points"][0]["result"]["metrics"]["iteration_s"]
