@@ -39,6 +39,7 @@ import sys
 import tarfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "report"))
 import gpu_pack  # noqa: E402
 import ldd_check  # noqa: E402
 from campaign import steps, steps_more  # noqa: E402

@@ -12,7 +12,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from campaign.ncu import kernel_times  # noqa: E402  (the campaign package puts report/ on the path)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "report"))
+from campaign.ncu import kernel_times  # noqa: E402
 from ptdp_report.load import read_or_none  # noqa: E402  (a step may have left no file: None)
 
 

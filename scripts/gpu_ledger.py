@@ -19,6 +19,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "report"))
 from campaign.runner import write_atomic  # noqa: E402
 from gpu_campaign import STEPS  # noqa: E402  (the campaign's steps, in order)
 from gtest_driver import list_tests  # noqa: E402
