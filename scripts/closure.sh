@@ -39,16 +39,20 @@ build="${PTDP_BUILD:-build}"
 mkdir -p "$out"
 export OPENBLAS_NUM_THREADS=1
 
+get() { /usr/bin/python3 report/ptdp_report/load.py get "$@"; }  # FILE POINTER [DEFAULT]: one field
+
 attempt() {  # attempt N: a calibration and a measurement of its own, then the check over attempts 1..N
   local dir="$out/attempt$1" results=() defs=() s r
   mkdir -p "$dir"
   # The benchmarks at the first sweep's base shapes.
   base="$out/base_config.json"
-  /usr/bin/python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); b=dict(s["base"]); b["machine"]=s["machine"]; json.dump(b,open(sys.argv[2],"w"))' "${sweeps[0]}" "$base"
+  /usr/bin/python3 -c 'import json,sys; sys.path.insert(0, "report"); from ptdp_report import load
+s = load.read_json(sys.argv[1]); b = dict(load.field(s, "/base", sys.argv[1], "object")); b["machine"] = load.field(s, "/machine", sys.argv[1])
+json.dump(b, open(sys.argv[2], "w"))' "${sweeps[0]}" "$base"
   scripts/machine_check.sh --config "$base" --out "$dir/calibration" "${check[@]}"
   # A single-rank base config also runs once with a trace: its forward and
   # backward per micro-batch against the sum of the benchmarked ops.
-  if [ "$(/usr/bin/python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["plan"]; print(p.get("tp",1)*p.get("pp",1)*p.get("dp",1))' "$base")" = 1 ]; then
+  if [ $(( $(get "$base" /plan/tp 1) * $(get "$base" /plan/pp 1) * $(get "$base" /plan/dp 1) )) = 1 ]; then
     "$build/endtoend/ptdp" train --config "$base" --iterations 6 --warmup 2 --trace "$dir/trace.json" > "$dir/train.txt"
   fi
   for s in "${sweeps[@]}"; do
@@ -63,7 +67,7 @@ attempt() {  # attempt N: a calibration and a measurement of its own, then the c
   # point's best run over the attempts, so a busy spell on a shared machine
   # spoils one attempt rather than the check.
   "$build/endtoend/ptdp" calibrate "$out"/attempt*/calibration/kernels*.json "$out"/attempt*/calibration/collectives.json \
-    --machine "$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["machine"])' "$base")" \
+    --machine "$(get "$base" /machine)" \
     --out "$out/calibration.json" > "$out/calibration.txt"
   results=("$out"/attempt*/*.measured.json)
   ops=()
@@ -83,7 +87,7 @@ for i in $(seq 1 "$attempts"); do
 done
 if [ -n "$closed_on" ]; then
   here="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
-  ref="$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("host",""))' "$closed_on")"
+  ref="$(get "$closed_on" /host "")"
   case "$here" in
     "$ref"*) ;;
     *) echo "closure: SKIPPED, not passed: missed on \"$here\"; the CPU cost model closed on \"$ref\" ($closed_on)"

@@ -36,7 +36,8 @@ if [ -z "$ranks" ]; then
 fi
 if [ -z "$machine" ]; then
   if [ -n "$config" ]; then
-    machine=$(/usr/bin/python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))["machine"]; print(m if isinstance(m,str) else m["name"])' "$config")
+    machine=$(/usr/bin/python3 report/ptdp_report/load.py get "$config" /machine/name "")  # a profile given whole
+    [ -n "$machine" ] || machine=$(/usr/bin/python3 report/ptdp_report/load.py get "$config" /machine)
   elif [ "$device" = cuda ]; then machine=h100-80gb; else machine=cpu-host; fi
 fi
 mkdir -p "$out"

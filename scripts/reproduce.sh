@@ -31,15 +31,18 @@ export OPENBLAS_NUM_THREADS=1
 # The device kind ("cpu" or "cuda") of a sweep's machine profile: CPU sweeps are
 # measured here, so their projection is written beside them.
 sweep_device() {
-  /usr/bin/python3 - "$1" <<'PY'
-import json, sys
-sweep = json.load(open(sys.argv[1]))
-machine = sweep.get("machine", sweep.get("base", {}).get("machine"))
-if isinstance(machine, str):
-    machine = json.load(open(f"sweeps/machines/{machine}.json"))
-print((machine or {}).get("device", "cuda"))
-PY
+  local at machine
+  for at in /machine /base/machine; do
+    machine=$(/usr/bin/python3 report/ptdp_report/load.py get "$1" "$at" "")
+    [ -n "$machine" ] && break
+  done
+  case "$machine" in
+    "") echo cuda ;;
+    "{"*) /usr/bin/python3 report/ptdp_report/load.py get "$1" "$at/device" cuda ;;  # a profile given whole
+    *) /usr/bin/python3 report/ptdp_report/load.py get "sweeps/machines/$machine.json" /device cuda ;;
+  esac
 }
+
 # First, so every projection of the sweeps takes its expected error from this
 # validation (docs/projection.md, "Expected error and sensitivity").
 echo "== paper validation"

@@ -309,3 +309,29 @@ def load_sweeps(results_dir, warn=warn_stderr):
     for sweep in sweeps.values():
         sweep.points.sort(key=_point_order)
     return [sweeps[name] for name in sorted(sweeps)]
+
+
+def main(argv):
+    """`load.py get FILE POINTER [DEFAULT]`: one field of a JSON file for a shell script, printed
+    as it is when a string, as JSON otherwise; DEFAULT when the field is missing (given), else
+    exit 2 naming the file and the field, as for any refused file."""
+    if len(argv) not in (3, 4) or argv[0] != "get":
+        print("usage: load.py get FILE POINTER [DEFAULT]", file=sys.stderr)
+        return 2
+    try:
+        doc = read_json(argv[1])
+        try:
+            value = field(doc, argv[2], argv[1])
+        except Refused:
+            if len(argv) == 3:
+                raise
+            value = argv[3]
+    except Refused as e:
+        print(f"load.py: {e}", file=sys.stderr)
+        return 2
+    print(value if isinstance(value, str) else json.dumps(value))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -128,6 +128,31 @@ class Fields(unittest.TestCase):
         self.assertEqual(require({"n": []}, "f.json", {"/n/*/y": "number"}), {"n": []})  # no element, no rule
 
 
+class GetForShellScripts(unittest.TestCase):
+    """`load.py get FILE POINTER [DEFAULT]`, how the shell scripts read a field."""
+
+    def get(self, *args):
+        proc = subprocess.run([sys.executable, str(REPORT / "ptdp_report" / "load.py"), "get", *args],
+                              capture_output=True, text=True, timeout=60)
+        return proc.returncode, proc.stdout.strip(), proc.stderr
+
+    def test_strings_as_they_are_the_rest_as_json_missing_refused_or_the_default(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "c.json"
+            path.write_text('{"machine": "cpu-host", "plan": {"tp": 2}, "m": {"name": "x"}}')
+            self.assertEqual(self.get(str(path), "/machine")[:2], (0, "cpu-host"))
+            self.assertEqual(self.get(str(path), "/plan/tp")[:2], (0, "2"))
+            self.assertEqual(self.get(str(path), "/m")[:2], (0, '{"name": "x"}'))
+            self.assertEqual(self.get(str(path), "/plan/pp", "1")[:2], (0, "1"))
+            rc, _, err = self.get(str(path), "/plan/pp")
+            self.assertEqual(rc, 2)
+            self.assertIn("/plan/pp: missing", err)
+            path.write_text('{"a": 1, "a": 2}')
+            rc, _, err = self.get(str(path), "/a", "0")  # a refused file is refused, default or not
+            self.assertEqual(rc, 2)
+            self.assertIn("appears twice", err)
+
+
 class Imports(unittest.TestCase):
     def test_the_loader_needs_neither_matplotlib_nor_numpy(self):
         code = ("import sys; sys.modules['matplotlib'] = sys.modules['numpy'] = None; "
