@@ -9,13 +9,13 @@
 namespace ptdp {
 
 Tensor TransformerLayer::q_heads(const Tensor& q) const {
-  const std::int64_t d = ctx_.model.head_dim();
-  return q.view({q.dim(0), q.dim(1), q.dim(2) / d, d});
+  const std::int64_t head_dim = ctx_.model.head_dim();
+  return q.view({q.dim(0), q.dim(1), q.dim(2) / head_dim, head_dim});
 }
 
 Tensor TransformerLayer::kv_heads(const Tensor& kv) const {
-  const std::int64_t d = ctx_.model.head_dim();
-  return kv.view({kv.dim(0), kv.dim(1), kv.dim(2) / (2 * d), 2, d});
+  const std::int64_t head_dim = ctx_.model.head_dim();
+  return kv.view({kv.dim(0), kv.dim(1), kv.dim(2) / (2 * head_dim), 2, head_dim});
 }
 
 Tensor TransformerLayer::attention_block(LayerActs& a, bool keep_scores) {
