@@ -3,10 +3,10 @@
 
 #include <cstdio>
 
-#include "core/topology/process_place.h"
 #include "core/metrics/junit.h"
 #include "core/metrics/output_files.h"
 #include "core/metrics/result_io.h"
+#include "core/topology/process_place.h"
 
 namespace ptdp::cli {
 

@@ -55,8 +55,9 @@ Tensor TransformerLayer::attention_backward(const Tensor& dx2, LayerActs& a, Def
   Tensor dattn = ops.empty(a.attn.shape());
   Tensor dx2_full = gathered_tokens(ctx_, dx2);
   gather_tokens_then(ctx_, dx2, dx2_full, [&](std::int64_t row, std::int64_t n) {
-    Tensor d = token_rows(dattn, row, n);
-    ops.linear_backward(token_rows(dx2_full, row, n), token_rows(a.attn, row, n), proj_w_->value, d, none, none);
+    Tensor dattn_rows = token_rows(dattn, row, n);
+    ops.linear_backward(token_rows(dx2_full, row, n), token_rows(a.attn, row, n), proj_w_->value, dattn_rows, none,
+                        none);
   });
   // The row-parallel bias's gradient Σ rows of the full dx2, as fc2's.
   Tensor dw_proj = weight_grad_target(*proj_w_, dx2_full, a.attn, later);

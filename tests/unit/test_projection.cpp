@@ -86,9 +86,9 @@ TEST(ProjectedMemory, EighteenBytesAParameterOrSixPlusSixteenOverD) {
   const double params = static_cast<double>(rank_parameter_count(c.model, c.plan, RankDims(c.model, c.plan), 0));
   EXPECT_DOUBLE_EQ(static_cast<double>(m.params + m.grads + m.optimizer), 18 * params);
   c.plan.distributed_optimizer = true;
-  const auto d = projected_memory(c, 0, prog);
+  const auto sharded = projected_memory(c, 0, prog);
   // Megatron's 6 + 12/d, and ptdp's owned fp32 gradient shard, the reduce-scatter's target: 4/d.
-  EXPECT_DOUBLE_EQ(static_cast<double>(d.params + d.grads + d.optimizer), (6 + 16.0 / 4) * params);
+  EXPECT_DOUBLE_EQ(static_cast<double>(sharded.params + sharded.grads + sharded.optimizer), (6 + 16.0 / 4) * params);
 }
 
 TEST(ProjectedMemory, InFlightMicroBatchesFollowTheSchedule) {
