@@ -3,10 +3,10 @@
 
 #include <cstdio>
 
-#include "core/comm/placement.h"
 #include "core/metrics/junit.h"
 #include "core/metrics/output_files.h"
 #include "core/metrics/result_io.h"
+#include "core/topology/process_place.h"
 
 namespace ptdp::cli {
 
@@ -134,7 +134,7 @@ json accept_json(const AcceptRun& run) {
                       {"reason", c.reason}});
   return {{"schema", "ptdp.accept/1"}, {"verdict", accepted(run.checks) ? "pass" : "fail"},
           {"profile", run.profile}, {"machine", to_json(run.machine)}, {"nodes", run.nodes},
-          {"launcher", run.launcher}, {"host", host_name()}, {"software", software_info()},
+          {"launcher", run.launcher}, {"host", this_process().host}, {"software", software_info()},
           {"steps", steps}, {"checks", checks}};
 }
 

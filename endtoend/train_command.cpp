@@ -16,6 +16,7 @@
 #include "core/data/token_source.h"
 #include "core/runtime/backend.h"
 #include "core/tensor/allocator.h"
+#include "core/topology/process_place.h"
 #include "endtoend/cli_common.h"
 #include "endtoend/commands.h"
 #include "endtoend/option_ranges.h"
@@ -107,13 +108,14 @@ int run(const TrainArgs& args) {
   WorldSession session(args.comm_timeout_s);
   Communicator& world = session.world();
   const bool root = world.rank() == 0;  // only rank 0 prints refusals
-  Hardware hw = detect_hardware(args.device, gather_placement(world), world.rank());
+  const ProcessPlace here = this_process();
+  Hardware hw = detect_hardware(args.device, gather_placement(world, here.host), here);
   Config cfg;
   bool read = false;
   ConfigErrors errors = load_checked_config(args.config, world.size(), cfg, read, machine_at_hand_of(hw));
   if (read)
     for (auto& e : check_train_args(args, cfg)) errors.push_back(std::move(e));
-  if (errors.empty() && !args.allow_oversubscribe_memory) errors = check_train_memory(cfg, args.device, world);
+  if (errors.empty() && !args.allow_oversubscribe_memory) errors = check_train_memory(cfg, args.device, here.local_rank, world);
   std::optional<FullParams> initial;
   if (errors.empty()) initial = import_hf(args, cfg, root, errors);
   if (!errors.empty()) {
@@ -135,7 +137,7 @@ int run(const TrainArgs& args) {
     return kExitRefused;
   }
   try {
-    return train_and_report(cfg, args, world, session.library_version(), hw, initial ? &*initial : nullptr);
+    return train_and_report(cfg, args, world, here, session.library_version(), hw, initial ? &*initial : nullptr);
   } catch (const OutOfMemory& e) {
     return out_of_memory(e.what(), world);
   } catch (const std::bad_alloc&) {  // a host allocation outside the tensor allocator

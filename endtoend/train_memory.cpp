@@ -24,11 +24,11 @@ std::string breakdown_text(const MemoryBreakdown& b) {
 
 }  // namespace
 
-ConfigErrors check_train_memory(const Config& cfg, Device device, Communicator& world) {
+ConfigErrors check_train_memory(const Config& cfg, Device device, int local_rank, Communicator& world) {
   const Plan& p = cfg.plan;
   const auto programs = build_pipeline(p.schedule, p.pp, p.micro_batches(), p.virtual_stages);
   const MemoryTraits traits = memory_traits(device, p.precision, p.attention == Attention::flash);
-  const auto stages = memory_per_stage(cfg.model, p, traits, ActivationFormula::ptdp, programs);
+  const auto stages = memory_per_stage(cfg.model, p, RankDims(cfg.model, p), traits, ActivationFormula::ptdp, programs);
   const auto busiest = std::max_element(stages.begin(), stages.end(), [](const auto& a, const auto& b) {
     return a.total() < b.total();
   });
@@ -39,7 +39,7 @@ ConfigErrors check_train_memory(const Config& cfg, Device device, Communicator& 
     for (const auto& s : stages) need += static_cast<long double>(s.total()) * p.tp * p.dp;
     whose = p.world_size() == 1 ? "the job's one rank" : "the job's " + std::to_string(p.world_size()) + " ranks together";
   }
-  const double own = static_cast<double>(device_memory_bytes(device));
+  const double own = static_cast<double>(device_memory_bytes(device, local_rank));
   const long double have = -world.all_reduce_host(-own, ReduceOp::max);  // the smallest device
   if (have <= 0 || need <= have) return {};
   const std::string device_text = device == Device::cpu ? "this host's memory" : "the GPU's memory";

@@ -10,8 +10,9 @@ namespace ptdp::cli {
 // One "memory" error with the numbers when the plan cannot fit: on CUDA the
 // busiest pipeline stage against each GPU's memory; on the CPU every rank's
 // stage summed against the host's RAM (ptdp runs a CPU job's ranks on one
-// host). The smallest device of the world decides, so every rank agrees: a
-// collective, called by every rank. Needs a plan within check_work_limits().
-ConfigErrors check_train_memory(const Config& cfg, Device device, Communicator& world);
+// host); this rank's GPU is its host's `local_rank`-th. The smallest device of
+// the world decides, so every rank agrees: a collective, called by every rank.
+// Needs a plan within check_work_limits().
+ConfigErrors check_train_memory(const Config& cfg, Device device, int local_rank, Communicator& world);
 
 }  // namespace ptdp::cli

@@ -129,10 +129,10 @@ std::optional<Fault> fault_of(const TrainArgs& args, int ranks) {
   return parse_fault(args.fault, ranks, args.iterations);
 }
 
-int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& world, const std::string& mpi_version,
-                     const Hardware& hardware, const FullParams* initial) {
+int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& world, const ProcessPlace& here,
+                     const std::string& mpi_version, const Hardware& hardware, const FullParams* initial) {
   const bool root = world.rank() == 0;
-  Backend backend = make_backend(args.device, cfg, world, args.comm_timeout_s);
+  Backend backend = make_backend(args.device, cfg, world, here, args.comm_timeout_s);
   Ops& ops = *backend.ops;
   Communicator& device_world = backend.device_world ? *backend.device_world : world;
   ProcessGroups groups =

@@ -9,6 +9,7 @@
 #include "core/config/hardware.h"
 #include "core/model/full_params.h"
 #include "core/runtime/fault_spec.h"
+#include "core/topology/process_place.h"
 
 namespace ptdp::cli {
 
@@ -36,11 +37,11 @@ struct TrainArgs {
 // or none when it asks for none. Throws FaultRefused naming the part.
 std::optional<Fault> fault_of(const TrainArgs& args, int ranks);
 
-// Trains on `world`'s ranks, from `initial` when given (full weights, each
-// rank takes its shard); rank 0 prints progress and writes the files.
+// Trains on `world`'s ranks, this one at `here`, from `initial` when given (full
+// weights, each rank takes its shard); rank 0 prints progress and writes the files.
 // `mpi_version` and `hardware` (what was found, how the profile was chosen)
 // are recorded in the result. Returns the exit status.
-int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& world, const std::string& mpi_version,
-                     const Hardware& hardware, const FullParams* initial = nullptr);
+int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& world, const ProcessPlace& here,
+                     const std::string& mpi_version, const Hardware& hardware, const FullParams* initial = nullptr);
 
 }  // namespace ptdp::cli

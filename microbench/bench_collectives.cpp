@@ -7,11 +7,9 @@
 // exactly afterwards (integer-valued fp32 inputs: 0 ulps) into `wrong`.
 #include <benchmark/benchmark.h>
 
-#include <unistd.h>
+#include <algorithm>
 
-#include <functional>
-
-#include "core/comm/host_gather.h"
+#include "core/comm/placement.h"
 #include "core/comm/world.h"
 #include "core/config/rank_dims.h"
 #include "core/metrics/bus_bandwidth.h"
@@ -27,14 +25,11 @@ class NullReporter : public benchmark::BenchmarkReporter {
   void ReportRuns(const std::vector<Run>&) override {}
 };
 
-// Ranks of the world that share this node (by host name).
-int ranks_per_node(Communicator& host) {
-  char name[256] = "";
-  gethostname(name, sizeof name - 1);
-  const double mine = static_cast<double>(std::hash<std::string>{}(name) % (1u << 30));
-  int same = 0;
-  for (double h : gather_host(host, mine)) same += h == mine ? 1 : 0;
-  return same;
+// Ranks of the world that share this process's node (by host name; collective).
+int ranks_per_node(Communicator& host, const ProcessPlace& here) {
+  const std::vector<RankPlace> places = gather_placement(host, here.host);
+  const auto same_host = [&](const RankPlace& p) { return p.host == here.host; };
+  return static_cast<int>(std::count_if(places.begin(), places.end(), same_host));
 }
 
 class Suite {
@@ -137,13 +132,12 @@ class Suite {
 
 // The messages one rank of `cfg` sends: b·s·h activations (1/t with scatter/gather), gradients.
 void add_config_sizes(Suite& s, const Config& cfg) {
-  const double e = element_bytes(cfg.plan.precision);
-  const auto activation = static_cast<std::int64_t>(e * cfg.plan.micro_batch * cfg.model.seq_len * cfg.model.hidden);
+  const RankDims r(cfg.model, cfg.plan);
+  const std::int64_t activation = r.e * r.n * r.h;
   s.add(Collective::all_reduce, activation, "config_tp");
-  s.add(Collective::send_recv, cfg.plan.scatter_gather ? activation / cfg.plan.tp : activation, "config_pp");
-  s.add(Collective::all_reduce, 4 * rank_parameter_count(cfg.model, cfg.plan, 0), "config_dp");
-  s.add(Collective::all_reduce, 4 * static_cast<std::int64_t>(cfg.model.padded_vocab() / cfg.plan.tp) * cfg.model.hidden,
-        "config_tied");
+  s.add(Collective::send_recv, cfg.plan.scatter_gather ? activation / r.t : activation, "config_pp");
+  s.add(Collective::all_reduce, 4 * rank_parameter_count(cfg.model, cfg.plan, r, 0), "config_dp");
+  s.add(Collective::all_reduce, 4 * r.vt * r.h, "config_tied");
 }
 
 }  // namespace
@@ -159,11 +153,12 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i)
       if (std::string(argv[i]).rfind("--benchmark_out", 0) == 0) argv[i] = const_cast<char*>("--benchmark_color=false");
   benchmark::Initialize(&argc, argv);
-  Backend backend = make_backend(o.device, cfg, host, 120);
+  const ProcessPlace here = this_process();
+  Backend backend = make_backend(o.device, cfg, host, here, 120);
   Communicator& comm = backend.device_world ? *backend.device_world : host;
   bench::add_context(o, cfg, backend.info, session.library_version());
   bench::Suite suite(backend, host, comm);
-  suite.per_node_ = bench::ranks_per_node(host);
+  suite.per_node_ = bench::ranks_per_node(host, here);
   for (const Collective c : kCollectives)
     for (std::int64_t bytes = 8; bytes <= o.max_bytes; bytes *= 4) suite.add(c, bytes, "");
   if (!o.config.empty()) bench::add_config_sizes(suite, cfg);

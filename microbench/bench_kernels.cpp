@@ -91,7 +91,7 @@ class Suite {
     if (opt_.device != Device::cuda) return out;
     Config other = cfg_;
     other.plan.attention = cfg_.plan.attention == Attention::flash ? Attention::unfused : Attention::flash;
-    if (attention_unavailable(Device::cuda, other.plan.attention, x_.d).empty())
+    if (attention_unavailable(Device::cuda, other.plan.attention, x_.head_dim).empty())
       out.push_back({other, variant(other), "/" + to_string(other.plan.attention), attention});
     Config deterministic = cfg_;
     deterministic.plan.deterministic = true;  // cuDNN's backward without atomics in dQ

@@ -36,11 +36,10 @@ struct OpBenchmark {
   }
 };
 
-// The layer's call at the benchmark's place, recorded afresh on v's ops.
-RecordingOps::Call recorded_call(const OpVariant& v, Device device, const OpBenchmark& b) {
+// The layer's call at the benchmark's place, recorded afresh on v's ops (of sizes r).
+RecordingOps::Call recorded_call(const OpVariant& v, Device device, const OpBenchmark& b, const RankDims& r) {
   Plan plan = v.cfg.plan;
-  plan.tp_comm_overlap = false;
-  const RankDims r(v.cfg.model, plan);
+  plan.tp_comm_overlap = false;  // not a size: r holds for this plan too
   ShapeOnlyCommunicator tp(0, r.t, device);
   const Tensor x = random_tensor(*v.ops, {r.b, r.nr / r.b, r.h});  // this rank's (b, s, h), or (b, s/t, h) rows
   LayerCalls calls = record_layer_calls(*v.ops, tp, v.cfg.model, plan, x);
@@ -70,15 +69,15 @@ void set_counters(benchmark::State& st, const OpBenchmark& b, const Plan& plan) 
   if (b.backward_count > 0) st.counters["op_backward"] = b.backward_count;
 }
 
-void register_op(const OpVariant& v, Device device, double peak, std::size_t flush, const OpBenchmark& b) {
+void register_op(const OpVariant& v, Device device, double peak, std::size_t flush, const OpBenchmark& b,
+                 const RankDims& r) {
   const OpKindTraits& t = kind_traits(b.timed.kind);
-  const double e = RankDims(v.cfg.model, v.cfg.plan).e;
   std::vector<std::string> names(t.sizes.begin(), t.sizes.end());
-  register_guarded(benchmark_name(b.timed) + v.tag, [v, device, peak, flush, b, e](benchmark::State& st) {
-    const RecordingOps::Call call = recorded_call(v, device, b);
+  register_guarded(benchmark_name(b.timed) + v.tag, [v, device, peak, flush, b, r](benchmark::State& st) {
+    const RecordingOps::Call call = recorded_call(v, device, b, r);
     const RecordingOps::Run& run = b.run(call);
     Timer timer(*v.ops, flush);
-    timer.run(st, work_of(b, run, e), peak, run.again);
+    timer.run(st, work_of(b, run, r.e), peak, run.again);
     set_counters(st, b, v.cfg.plan);
   })->Args(b.timed.sizes)->ArgNames(names)->UseManualTime()->Unit(benchmark::kMillisecond);
 }
@@ -107,7 +106,7 @@ void register_layer_ops(const OpVariant& v, Device device, double peak_flops, st
       for (const OpKind part : {t.gemm_part, t.elementwise_part}) add(i, ops[i], fused_part(ops[i], part));
     }
   }
-  for (const OpBenchmark& b : benchmarks) register_op(v, device, peak_flops, flush_bytes, b);
+  for (const OpBenchmark& b : benchmarks) register_op(v, device, peak_flops, flush_bytes, b, r);
 }
 
 }  // namespace ptdp::bench

@@ -33,10 +33,10 @@ void add_hf_layer(std::vector<HfTensorMap>& out, int i, std::int64_t h, std::int
 
 // Row r of ptdp's q, (head, e), is column r of HF's c_attn; row r of its kv,
 // (head, j, e) with j 0 for k and 1 for v, is column (1 + j)·h + head·d + e.
-std::int64_t c_attn_column(bool kv, std::int64_t r, std::int64_t d, std::int64_t h) {
+std::int64_t c_attn_column(bool kv, std::int64_t r, std::int64_t head_dim, std::int64_t h) {
   if (!kv) return r;
-  const std::int64_t head = r / (2 * d), j = (r / d) % 2, e = r % d;
-  return (1 + j) * h + head * d + e;
+  const std::int64_t head = r / (2 * head_dim), j = (r / head_dim) % 2, e = r % head_dim;
+  return (1 + j) * h + head * head_dim + e;
 }
 
 const FullTensor& find_mapped_tensor(const std::map<std::string, FullTensor>& from, const std::string& name,

@@ -1,25 +1,15 @@
 // MpiCommunicator: non-blocking MPI calls with checked return codes and deadlines.
-#include <unistd.h>
-
 #include <cstdio>
 #include <limits>
 #include <stdexcept>
 
 #include "core/comm/mpi_communicator.h"
 #include "core/comm/poll_wait.h"
+#include "core/topology/process_place.h"
 
 namespace ptdp {
 
 namespace {
-
-std::string where() {
-  int rank = -1, up = 0;
-  MPI_Initialized(&up);
-  if (up) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  char host[256] = "?";
-  gethostname(host, sizeof host - 1);
-  return "rank " + std::to_string(rank) + " (" + host + ")";
-}
 
 MPI_Datatype mpi_type(DType t) {
   switch (t) {
@@ -70,7 +60,7 @@ void mpi_check(int code, const char* call, const char* file, int line) {
 }
 
 void mpi_abort(const std::string& why) {
-  std::fprintf(stderr, "ptdp: %s: %s\n", where().c_str(), why.c_str());
+  std::fprintf(stderr, "ptdp: %s: %s\n", where(this_process()).c_str(), why.c_str());
   std::fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, 3);
   std::_Exit(3);

@@ -74,7 +74,7 @@ void abort_bounded(const std::vector<ncclComm_t>& comms, double limit_s) {
 // Destructor-side NCCL call: reports a failure, never throws.
 void report(ncclResult_t r, const char* call) {
   if (r == ncclSuccess) return;
-  std::fprintf(stderr, "ptdp: %s: %s failed: %s\n", cuda::where().c_str(), call, ncclGetErrorString(r));
+  std::fprintf(stderr, "ptdp: %s: %s failed: %s\n", where(this_process()).c_str(), call, ncclGetErrorString(r));
 }
 
 }  // namespace
@@ -150,7 +150,7 @@ void NcclCommunicator::finalize_comms() noexcept {
       const Settled s = settle(timeout_s_, [&] { return async_progress({c}, error); }, [](Settled) {});
       if (s != Settled::ready) {
         std::fprintf(stderr, "ptdp: %s: ncclCommFinalize %s; aborting the NCCL communicators\n",
-                     cuda::where().c_str(), s == Settled::timed_out ? "timed out" : error.c_str());
+                     where(this_process()).c_str(), s == Settled::timed_out ? "timed out" : error.c_str());
         abort_comms();
         return;
       }
@@ -191,7 +191,7 @@ void NcclCommunicator::abort_comms() {
 }
 
 void NcclCommunicator::fail(const std::string& what) {
-  const std::string why = cuda::where() + ", rank " + std::to_string(rank_) + " of " + std::to_string(size_) +
+  const std::string why = where(this_process()) + ", rank " + std::to_string(rank_) + " of " + std::to_string(size_) +
                           " in its NCCL group: " + what + "; aborting the job";
   abort_comms();
   host_->abort(why);

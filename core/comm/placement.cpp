@@ -1,20 +1,12 @@
 // Rank placement from host names, and the gather of those names.
 #include "core/comm/placement.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <map>
 
 #include "core/comm/host_gather.h"
 
 namespace ptdp {
-
-std::string host_name() {
-  char name[256] = "";
-  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
-  return name;
-}
 
 namespace {
 
@@ -44,9 +36,9 @@ int ranks_per_host(const std::vector<RankPlace>& places) {
   return most;
 }
 
-std::vector<RankPlace> gather_placement(Communicator& world) {
+std::vector<RankPlace> gather_placement(Communicator& world, const std::string& host) {
   std::vector<std::string> hosts;
-  for (const auto& name : gather_host(world, chars_of(host_name()))) hosts.push_back(string_of(name));
+  for (const auto& name : gather_host(world, chars_of(host))) hosts.push_back(string_of(name));
   return placement_of(hosts);
 }
 

@@ -35,13 +35,13 @@ ProcessGroups make_process_groups(Communicator& world, const Topology& topo, boo
   g.tp = recorded(world.split(topo.tp_color(r), g.coord.tp), CommGroup::tp);
   g.dp = recorded(world.split(topo.dp_color(r), g.coord.dp), CommGroup::dp);
   g.pp = recorded(world.split(topo.pp_color(r), g.coord.pp), CommGroup::pp);
-  g.model_parallel = recorded(world.split(g.coord.dp, g.coord.pp * topo.t + g.coord.tp), CommGroup::model_parallel);
+  g.model_parallel = recorded(world.split(g.coord.dp, g.coord.pp * topo.tp + g.coord.tp), CommGroup::model_parallel);
   // Ranks outside the first and last stage each get a group of their own.
   const bool ends = g.first_stage() || g.last_stage();
   g.embedding = recorded(world.split(ends ? topo.pp_color(r) : topo.world() + r, g.coord.pp), CommGroup::embedding);
   // Pipeline transfers go to the neighbouring stages, around the ring for interleaving.
-  g.pp->prepare_p2p(ring_neighbours(g.coord.pp, topo.p));
-  if (tp_ring) g.tp->prepare_p2p(ring_neighbours(g.coord.tp, topo.t));
+  g.pp->prepare_p2p(ring_neighbours(g.coord.pp, topo.pp));
+  if (tp_ring) g.tp->prepare_p2p(ring_neighbours(g.coord.tp, topo.tp));
   return g;
 }
 

@@ -23,7 +23,7 @@ struct ProcessGroups {
   std::unique_ptr<Communicator> embedding;       // first and last stage of this pipeline
 
   bool first_stage() const { return coord.pp == 0; }
-  bool last_stage() const { return coord.pp == topology.p - 1; }
+  bool last_stage() const { return coord.pp == topology.pp - 1; }
 };
 
 // Splits `world` into the groups of `topo` (collective over world).

@@ -12,7 +12,13 @@ const char* comm_group_name(CommGroup g) {
     case CommGroup::embedding: return "embedding";
     case CommGroup::none: break;
   }
-  return "";
+  return "none";
+}
+
+std::optional<CommGroup> comm_group_from_name(std::string_view name) {
+  for (const CommGroup g : kCommGroups)
+    if (name == comm_group_name(g)) return g;
+  return std::nullopt;
 }
 
 }  // namespace ptdp

@@ -65,8 +65,9 @@ void visit_fields(M& p, Visit&& v) {
     p.micro_batch);
   v({.key = "global_batch", .description = "B: sequences per iteration over all replicas; m = B/(b·d) micro-batches",
      .bound = count(), .required = true}, p.global_batch);
-  v({.key = "schedule", .description = "pipeline schedule, by its name in core/schedule/'s registry (gpipe, 1f1b, "
-                                       "interleaved, ...; another name is refused with the list)"}, p.schedule);
+  v({.key = "schedule", .description = "pipeline schedule, by its name in core/schedule/'s registry (gpipe, "
+                                       "1f1b, interleaved, zb-h1, zb-h2; another name is refused with the list)"},
+    p.schedule);
   v({.key = "recompute", .description = "activation recomputation in the backward pass"}, p.recompute);
   v({.key = "sequence_parallel", .description = "split the norms and dropout over t along s"}, p.sequence_parallel);
   v({.key = "scatter_gather", .description = "send 1/t of the boundary activations between stages, all-gather after"},

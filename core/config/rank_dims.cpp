@@ -15,7 +15,7 @@ RankDims::RankDims(const Model& m, const Plan& p)
       a(m.heads / p.tp),
       g(p.tp <= m.kv() ? m.kv() / p.tp : 1),
       kv_copies(p.tp > m.kv() && m.kv() > 0 ? p.tp / m.kv() : 1),
-      d(m.head_dim()),
+      head_dim(m.head_dim()),
       vt(m.padded_vocab() / p.tp),
       t(p.tp),
       e(element_bytes(p.precision)) {}

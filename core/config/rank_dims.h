@@ -1,5 +1,6 @@
-// The sizes one rank works on: a micro-batch's tensors split over t. Derived once
-// from (Model, Plan) for the cost model, the memory model and the kernel benchmark.
+// The sizes one rank works on: a micro-batch's tensors split over t. Built once
+// from (Model, Plan) where a computation starts (a cost model, a memory model, a
+// benchmark) and passed to everything it calls.
 #pragma once
 #include <cstdint>
 
@@ -23,7 +24,7 @@ struct RankDims {
   std::int64_t g;   // key/value heads on this rank: g/t when t <= g, else 1, that head
                     // replicated on t/g ranks (grouped-query attention; GPT: g = a)
   std::int64_t kv_copies;  // ranks holding each kv head: t/g when t > g, else 1
-  std::int64_t d;   // head dim, h/a
+  std::int64_t head_dim;  // d, h/a
   std::int64_t vt;  // padded vocabulary rows on this rank, V_padded/t
   int t;            // tensor-parallel size
   int e;            // bytes per element of the compute type

@@ -4,7 +4,6 @@
 #include <stdexcept>
 #include <vector>
 
-#include "core/config/rank_dims.h"
 #include "core/model/layer_ops.h"
 
 namespace ptdp {
@@ -32,18 +31,18 @@ struct SplitWidths {
 };
 
 SplitWidths split_widths(const Model& m, const RankDims& r) {
-  const std::int64_t q = r.a * r.d;
-  return {q, 2 * r.g * r.d, (m.activation == Activation::swiglu ? 2 : 1) * r.f, r.f};
+  const std::int64_t q = r.a * r.head_dim;
+  return {q, 2 * r.g * r.head_dim, (m.activation == Activation::swiglu ? 2 : 1) * r.f, r.f};
 }
 
 // A layer's records at the element size and attention state the traits say:
 // their `saved` bytes are the tensors ptdp's layer keeps (core/model/layer_ops.h).
-std::vector<LayerOp> kept_ops(const Model& m, const Plan& p, const MemoryTraits& tr, Pass pass) {
+std::vector<LayerOp> kept_ops(const Model& m, const Plan& p, const RankDims& r, const MemoryTraits& tr, Pass pass) {
   Plan kept = p;
   kept.attention = tr.scores_materialized ? Attention::unfused : Attention::flash;
-  RankDims r(m, kept);
-  r.e = tr.weight_bytes;
-  return layer_ops(m, kept, r, pass);
+  RankDims at_traits = r;  // the attention choice is not a size: only the element size differs
+  at_traits.e = tr.weight_bytes;
+  return layer_ops(m, kept, at_traits, pass);
 }
 
 }  // namespace
@@ -52,31 +51,30 @@ std::vector<LayerOp> kept_ops(const Model& m, const Plan& p, const MemoryTraits&
 // record's (LayerActs: the input and the norms' outputs and statistics, q, kv,
 // the attention output and state, fc1's output and the activation's; under full
 // recompute the input alone, under selective all but the attention state).
-std::int64_t layer_activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr) {
+std::int64_t layer_activation_bytes(const Model& m, const Plan& p, const RankDims& r, const MemoryTraits& tr) {
   std::int64_t bytes = 0;
-  for (const LayerOp& op : kept_ops(m, p, tr, Pass::forward)) bytes += op.saved;
+  for (const LayerOp& op : kept_ops(m, p, r, tr, Pass::forward)) bytes += op.saved;
   return bytes;
 }
 
 // HeadActs: x (rows, h) and lnf.y (rows, h) with lnf's statistics (rows)
 // fp32; logits (n, V'/t), row_max and sum_exp (n) fp32. The embedding keeps
 // nothing: its output is the first layer's x.
-std::int64_t head_activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr) {
-  const RankDims r(m, p);
+std::int64_t head_activation_bytes(const Model& m, const RankDims& r, const MemoryTraits& tr) {
   const std::int64_t norm_stats = m.norm == Norm::layernorm ? 8 : 4;  // fp32 mean and rstd, or rstd, a row
   return r.nr * (2 * r.h * tr.weight_bytes + norm_stats) + r.n * (r.vt * tr.weight_bytes + 2 * 4);
 }
 
 namespace {
 
-ActivationBytes ptdp_formula(const Model& m, const Plan& p, const MemoryTraits& tr) {
+ActivationBytes ptdp_formula(const Model& m, const Plan& p, const RankDims& r, const MemoryTraits& tr) {
   Plan none = p;
   none.recompute = Recompute::none;
   ActivationBytes a;
-  a.layer = layer_activation_bytes(m, p, tr);
+  a.layer = layer_activation_bytes(m, p, r, tr);
   // Backward rebuilds what the layer dropped (full: all but x; selective: the attention state).
-  a.recompute = layer_activation_bytes(m, none, tr) - a.layer;
-  a.head = head_activation_bytes(m, p, tr);
+  a.recompute = layer_activation_bytes(m, none, r, tr) - a.layer;
+  a.head = head_activation_bytes(m, r, tr);
   return a;
 }
 
@@ -85,8 +83,7 @@ ActivationBytes ptdp_formula(const Model& m, const Plan& p, const MemoryTraits& 
 // n·h·(34/t) + 5·S with sequence parallelism, the score terms gone under
 // selective recompute, and 2·n·h (2·n·h/t with SP) under full recompute.
 // In doubles as the paper writes them (every term is a whole number of bytes).
-double korthikanti_layer(const Model& m, const Plan& p, const MemoryTraits& tr, Recompute rc) {
-  const RankDims r(m, p);
+double korthikanti_layer(const Model& m, const Plan& p, const RankDims& r, const MemoryTraits& tr, Recompute rc) {
   const double n = static_cast<double>(r.n), h = static_cast<double>(r.h), t = r.t, e = tr.weight_bytes;
   const double heads = static_cast<double>(r.a);
   const bool dropout = m.dropout > 0;
@@ -105,14 +102,13 @@ double korthikanti_layer(const Model& m, const Plan& p, const MemoryTraits& tr, 
   return replicated + split + scores;
 }
 
-ActivationBytes korthikanti_formula(const Model& m, const Plan& p, const MemoryTraits& tr) {
-  const RankDims r(m, p);
+ActivationBytes korthikanti_formula(const Model& m, const Plan& p, const RankDims& r, const MemoryTraits& tr) {
   const double n = static_cast<double>(r.n), h = static_cast<double>(r.h), e = tr.weight_bytes;
   const auto bytes = [](double b) { return static_cast<std::int64_t>(b); };
   ActivationBytes a;
-  a.layer = bytes(korthikanti_layer(m, p, tr, p.recompute));
+  a.layer = bytes(korthikanti_layer(m, p, r, tr, p.recompute));
   // The layer being recomputed, whole.
-  if (p.recompute != Recompute::none) a.recompute = bytes(korthikanti_layer(m, p, tr, Recompute::none));
+  if (p.recompute != Recompute::none) a.recompute = bytes(korthikanti_layer(m, p, r, tr, Recompute::none));
   a.embedding = m.dropout > 0 ? bytes(n * h) : 0;                                // dropout mask
   a.head = bytes(e * n * h + (4 + e) * n * static_cast<double>(r.vt));  // final layernorm input, logits
   return a;
@@ -120,16 +116,17 @@ ActivationBytes korthikanti_formula(const Model& m, const Plan& p, const MemoryT
 
 }  // namespace
 
-ActivationBytes activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr, ActivationFormula f) {
+ActivationBytes activation_bytes(const Model& m, const Plan& p, const RankDims& r, const MemoryTraits& tr,
+                                 ActivationFormula f) {
   ActivationBytes a;
   switch (f) {
-    case ActivationFormula::ptdp: a = ptdp_formula(m, p, tr); break;
-    case ActivationFormula::korthikanti: a = korthikanti_formula(m, p, tr); break;
+    case ActivationFormula::ptdp: a = ptdp_formula(m, p, r, tr); break;
+    case ActivationFormula::korthikanti: a = korthikanti_formula(m, p, r, tr); break;
     default: throw std::invalid_argument("activation_bytes: unknown formula");
   }
   // A deferred W keeps each weight-gradient GEMM dW (m, k) = dyᵀ (m, n) · x (n, k):
   // dy of each, x once for kv beside q (one input).
-  for (const LayerOp& op : kept_ops(m, p, tr, Pass::backward)) {
+  for (const LayerOp& op : kept_ops(m, p, r, tr, Pass::backward)) {
     if (op.kind != OpKind::linear_weight_grad) continue;
     a.weight_grad_dy += op.sizes[0] * op.sizes[2] * tr.weight_bytes;
     if (!op.with_previous) a.weight_grad_x += op.sizes[1] * op.sizes[2] * tr.weight_bytes;

@@ -15,6 +15,7 @@
 
 #include "core/config/model.h"
 #include "core/config/plan.h"
+#include "core/config/rank_dims.h"
 #include "core/tensor/dtype.h"
 
 namespace ptdp {
@@ -47,13 +48,15 @@ struct ActivationBytes {
   std::int64_t weight_grad_dy = 0;
   std::int64_t weight_grad_x = 0;
 };
-ActivationBytes activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr, ActivationFormula f);
+// `r` is (m, p)'s RankDims, built once by the caller.
+ActivationBytes activation_bytes(const Model& m, const Plan& p, const RankDims& r, const MemoryTraits& tr,
+                                 ActivationFormula f);
 
 // ptdp's formula, one layer: its forward records' kept bytes, at recompute none
 // n·((4h + 4h/t + 2f/t)·e + 16) + the attention state for the GPT block; for any
 // block n·((4h + 2·q + kv + fc1 + f/t)·e + stats).
-std::int64_t layer_activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr);
+std::int64_t layer_activation_bytes(const Model& m, const Plan& p, const RankDims& r, const MemoryTraits& tr);
 // ptdp's formula, the output layer: n·((2h + V'/t)·e + 16) (12 under rmsnorm).
-std::int64_t head_activation_bytes(const Model& m, const Plan& p, const MemoryTraits& tr);
+std::int64_t head_activation_bytes(const Model& m, const RankDims& r, const MemoryTraits& tr);
 
 }  // namespace ptdp

@@ -13,7 +13,7 @@ constexpr int kFp32Bytes = 4;
 constexpr int kAdamMoments = 2;  // m and v, fp32 each
 
 // Rank k's share of `bytes` split over d: the first bytes % d ranks take one more.
-std::int64_t slice(std::int64_t bytes, int d, int k) { return bytes / d + (k < bytes % d ? 1 : 0); }
+std::int64_t slice(std::int64_t bytes, int dp, int k) { return bytes / dp + (k < bytes % dp ? 1 : 0); }
 
 }  // namespace
 
@@ -47,8 +47,9 @@ CheckpointSize checkpoint_size(const Model& m, const Plan& p, const MemoryTraits
   // The last stage's copy of the tied word embedding (p > 1) equals the first
   // stage's after every step: it is not saved (core/checkpoint/checkpoint_save.cpp).
   const std::int64_t tied_copy = p.pp > 1 && m.tied_embeddings ? m.padded_vocab() / p.tp * m.hidden : 0;
+  const RankDims dims(m, p);
   for (int r = 0; r < p.pp; ++r) {
-    const std::int64_t params = rank_parameter_count(m, p, r) - (r == p.pp - 1 ? tied_copy : 0);
+    const std::int64_t params = rank_parameter_count(m, p, dims, r) - (r == p.pp - 1 ? tied_copy : 0);
     c.weight_bytes.push_back(params * tr.weight_bytes);
     c.state_bytes.push_back(params * state_per_parameter);
   }

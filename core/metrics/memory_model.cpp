@@ -17,9 +17,9 @@ MemoryTraits memory_traits(const Machine& machine, const Plan& plan) {
   return memory_traits(machine.device, plan.precision, plan.attention == Attention::flash);
 }
 
-std::int64_t layer_shard_parameter_count(const Model& m, const Plan& p) {
-  const RankDims r(m, p);
-  const std::int64_t h = r.h, q = r.a * r.d, kv = 2 * r.g * r.d, mats = m.activation == Activation::swiglu ? 3 : 2;
+std::int64_t layer_shard_parameter_count(const Model& m, const RankDims& r) {
+  const std::int64_t h = r.h, q = r.a * r.head_dim, kv = 2 * r.g * r.head_dim;
+  const std::int64_t mats = m.activation == Activation::swiglu ? 3 : 2;
   // Column-parallel q (q, h) and kv (kv, h), row-parallel out (h, q), the MLP's
   // column-parallel fc1 ((mats-1)·f/t, h) and row-parallel fc2 (h, f/t).
   const std::int64_t weights = h * (q + kv) + q * h + mats * h * r.f;
@@ -28,20 +28,20 @@ std::int64_t layer_shard_parameter_count(const Model& m, const Plan& p) {
   return weights + biases + 2 * norm_parameter_count(m);  // the two norms, replicated
 }
 
-std::int64_t chunk_parameter_count(const Model& m, const Plan& p, const ChunkLayout& l) {
-  const std::int64_t h = m.hidden, t = p.tp, v = m.padded_vocab(), s = m.seq_len;
-  std::int64_t total = i64(l.num_layers) * layer_shard_parameter_count(m, p);
+std::int64_t chunk_parameter_count(const Model& m, const RankDims& r, const ChunkLayout& l) {
+  const std::int64_t h = r.h, s = m.seq_len;
+  std::int64_t total = i64(l.num_layers) * layer_shard_parameter_count(m, r);
   // Word embedding shard (V'/t, h); the learned position table (s, h), none under rope.
-  if (l.has_embedding) total += v / t * h + (m.position == Position::learned ? s * h : 0);
+  if (l.has_embedding) total += r.vt * h + (m.position == Position::learned ? s * h : 0);
   // Final norm; the output layer's shard: untied its own weights, tied a copy of the word
   // embedding's when the embedding is on another stage (both on one chunk only when p·v = 1).
-  if (l.has_head) total += norm_parameter_count(m) + (m.tied_embeddings && l.has_embedding ? 0 : v / t * h);
+  if (l.has_head) total += norm_parameter_count(m) + (m.tied_embeddings && l.has_embedding ? 0 : r.vt * h);
   return total;
 }
 
-std::int64_t rank_parameter_count(const Model& m, const Plan& p, int pp_rank) {
+std::int64_t rank_parameter_count(const Model& m, const Plan& p, const RankDims& r, int pp_rank) {
   std::int64_t total = 0;
-  for (int c = 0; c < p.virtual_stages; ++c) total += chunk_parameter_count(m, p, chunk_layout(m, p, pp_rank, c));
+  for (int c = 0; c < p.virtual_stages; ++c) total += chunk_parameter_count(m, r, chunk_layout(m, p, pp_rank, c));
   return total;
 }
 
@@ -68,10 +68,10 @@ std::int64_t peak_alive_bytes(const Program& program, const std::vector<std::int
 // fp32 under fp16 too, as Megatron-LM's --accumulate-allreduce-grads-in-fp32
 // and ptdp's runtime do), fp32 Adam moments and masters (sharded over d with
 // the distributed optimizer): 18 bytes a parameter in 16-bit, 16 in fp32.
-MemoryBreakdown memory_model(const Model& m, const Plan& p, const MemoryTraits& tr, ActivationFormula formula,
-                             int pp_rank, const Program& program) {
+MemoryBreakdown memory_model(const Model& m, const Plan& p, const RankDims& r, const MemoryTraits& tr,
+                             ActivationFormula formula, int pp_rank, const Program& program) {
   MemoryBreakdown mb;
-  const std::int64_t params = rank_parameter_count(m, p, pp_rank);
+  const std::int64_t params = rank_parameter_count(m, p, r, pp_rank);
   mb.params = params * tr.weight_bytes;
   // With the distributed optimizer ptdp's runtime reduce-scatters into an owned
   // fp32 buffer of its own, 1/d of the gradients, beside the full buffer
@@ -79,13 +79,13 @@ MemoryBreakdown memory_model(const Model& m, const Plan& p, const MemoryTraits& 
   mb.grads = params * 4 + (p.distributed_optimizer ? params * 4 / p.dp : 0);
   const std::int64_t state = params * (8 + (tr.master_weights ? 4 : 0));
   mb.optimizer = p.distributed_optimizer ? state / p.dp : state;
-  const ActivationBytes a = activation_bytes(m, p, tr, formula);
+  const ActivationBytes a = activation_bytes(m, p, r, tr, formula);
   std::vector<std::int64_t> chunk_bytes;  // bytes one micro-batch keeps on each chunk
   std::vector<DeferredBytes> deferred;     // and what its zero-bubble W holds
   // A B layer's new output gradients, less fc2's: the layer's incoming
   // gradient (b, s, h), alive already. Under full recompute the layer being
   // recomputed is the backward transient.
-  const std::int64_t incoming = RankDims(m, p).nr * m.hidden * tr.weight_bytes;  // (b, s/t, h) under SP
+  const std::int64_t incoming = r.nr * r.h * tr.weight_bytes;  // (b, s/t, h) under SP
   for (int c = 0; c < p.virtual_stages; ++c) {
     const ChunkLayout l = chunk_layout(m, p, pp_rank, c);
     chunk_bytes.push_back(i64(l.num_layers) * a.layer + (l.has_embedding ? a.embedding : 0) +
@@ -103,10 +103,11 @@ MemoryBreakdown memory_model(const Model& m, const Plan& p, const MemoryTraits& 
   return mb;
 }
 
-std::vector<MemoryBreakdown> memory_per_stage(const Model& m, const Plan& p, const MemoryTraits& tr,
+std::vector<MemoryBreakdown> memory_per_stage(const Model& m, const Plan& p, const RankDims& r, const MemoryTraits& tr,
                                               ActivationFormula formula, const std::vector<Program>& programs) {
   std::vector<MemoryBreakdown> out;
-  for (int r = 0; r < p.pp; ++r) out.push_back(memory_model(m, p, tr, formula, r, programs[static_cast<std::size_t>(r)]));
+  for (int stage = 0; stage < p.pp; ++stage)
+    out.push_back(memory_model(m, p, r, tr, formula, stage, programs[static_cast<std::size_t>(stage)]));
   return out;
 }
 

@@ -39,13 +39,16 @@ struct MemoryBreakdown {
   std::int64_t total() const { return params + grads + optimizer + activations; }
 };
 
+// Every count below takes the rank's sizes `r` (RankDims of (m, p)) from its
+// caller, which builds them once.
+
 // Parameter elements held by pipeline rank `pp_rank` (one tensor-parallel shard).
-std::int64_t rank_parameter_count(const Model& m, const Plan& p, int pp_rank);
+std::int64_t rank_parameter_count(const Model& m, const Plan& p, const RankDims& r, int pp_rank);
 // One decoder layer's shard on a tensor-parallel rank (kv replicated on t/g
 // ranks when t > g, norms and row-parallel biases replicated on every rank).
-std::int64_t layer_shard_parameter_count(const Model& m, const Plan& p);
+std::int64_t layer_shard_parameter_count(const Model& m, const RankDims& r);
 // The same for one chunk: its layers, and the embedding or head it holds.
-std::int64_t chunk_parameter_count(const Model& m, const Plan& p, const ChunkLayout& l);
+std::int64_t chunk_parameter_count(const Model& m, const RankDims& r, const ChunkLayout& l);
 
 // The most bytes alive at once while `program` runs, when a forward of chunk c
 // makes chunk_bytes[c] alive until the backward (or B) of the same (mb, c), and
@@ -63,11 +66,11 @@ std::int64_t peak_alive_bytes(const Program& program, const std::vector<std::int
 
 // The whole breakdown for `pp_rank`, whose iteration is `program` (for the
 // activations alive at its peak), with activations by `formula`.
-MemoryBreakdown memory_model(const Model& m, const Plan& p, const MemoryTraits& tr, ActivationFormula formula,
-                             int pp_rank, const Program& program);
+MemoryBreakdown memory_model(const Model& m, const Plan& p, const RankDims& r, const MemoryTraits& tr,
+                             ActivationFormula formula, int pp_rank, const Program& program);
 
 // memory_model() of every pipeline rank r, whose iteration is programs[r].
-std::vector<MemoryBreakdown> memory_per_stage(const Model& m, const Plan& p, const MemoryTraits& tr,
+std::vector<MemoryBreakdown> memory_per_stage(const Model& m, const Plan& p, const RankDims& r, const MemoryTraits& tr,
                                               ActivationFormula formula, const std::vector<Program>& programs);
 
 // Bytes above every count memory_model() makes for (m, p), by either formula:

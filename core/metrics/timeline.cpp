@@ -4,14 +4,49 @@
 #include <algorithm>
 #include <map>
 
+#include "core/config/json_read.h"
+
 namespace ptdp {
 namespace {
 
-// The comm field as a number, for packing and trace args: 0 for an instruction.
+// The comm field as a number, for packing: 0 for an instruction.
 int comm_code(const std::optional<Collective>& c) { return c ? 1 + static_cast<int>(*c) : 0; }
 std::optional<Collective> comm_from_code(int code) {
   if (code == 0) return std::nullopt;
   return static_cast<Collective>(code - 1);
+}
+
+// An event's exact fields, its enums by name: "comm" is null for the
+// instruction itself, else the collective waited for.
+nlohmann::json trace_args(const TimelineEvent& e) {
+  return {{"op", op_name(e.instr.op)},
+          {"mb", e.instr.mb},
+          {"chunk", e.instr.chunk},
+          {"group", comm_group_name(e.group)},
+          {"comm", e.comm ? nlohmann::json(collective_name(*e.comm)) : nlohmann::json(nullptr)}};
+}
+
+// The enum an arg names, refused (naming the arg) when no value has that name.
+template <class Enum>
+Enum named(const JsonAt& arg, std::optional<Enum> (*from_name)(std::string_view)) {
+  const std::optional<Enum> value = from_name(arg.get<std::string>());
+  if (!value) arg.refuse("names no " + arg.pointer().substr(arg.pointer().rfind('/') + 1) + " (got " +
+                         json_excerpt(arg.value()) + ")");
+  return *value;
+}
+
+TimelineEvent event_from_trace(const JsonAt& e) {
+  const JsonAt a = e.at("args");
+  TimelineEvent t;
+  t.rank = e.at("tid").get<int>();
+  t.instr.op = named<Op>(a.at("op"), op_from_name);
+  t.instr.mb = a.at("mb").get<int>();
+  t.instr.chunk = a.at("chunk").get<int>();
+  t.group = named<CommGroup>(a.at("group"), comm_group_from_name);
+  if (const auto comm = a.find("comm")) t.comm = named<Collective>(*comm, collective_from_name);
+  t.start_s = e.at("ts").get<double>() * 1e-6;
+  t.end_s = t.start_s + e.at("dur").get<double>() * 1e-6;
+  return t;
 }
 
 }  // namespace
@@ -102,8 +137,7 @@ nlohmann::json chrome_trace(const Timeline& events, const std::string& title,
                     {"tid", e.rank},
                     {"ts", e.start_s * 1e6},
                     {"dur", (e.end_s - e.start_s) * 1e6},
-                    {"args", {{"op", static_cast<int>(e.instr.op)}, {"mb", e.instr.mb}, {"chunk", e.instr.chunk},
-                              {"group", static_cast<int>(e.group)}, {"comm", comm_code(e.comm)}}}});
+                    {"args", trace_args(e)}});
     ranks.push_back(e.rank);
   }
   std::sort(ranks.begin(), ranks.end());
@@ -121,21 +155,11 @@ nlohmann::json chrome_trace(const Timeline& events, const std::string& title,
 
 namespace ptdp {
 
-Timeline timeline_from_chrome_trace(const nlohmann::json& trace) {
+Timeline timeline_from_chrome_trace(const nlohmann::json& trace, const std::string& source) {
   Timeline out;
-  for (const auto& e : trace.at("traceEvents")) {
-    if (e.value("ph", "") != "X" || !e.contains("args")) continue;
-    const auto& a = e["args"];
-    TimelineEvent t;
-    t.rank = e.at("tid").get<int>();
-    t.instr.op = static_cast<Op>(a.at("op").get<int>());
-    t.instr.mb = a.at("mb").get<int>();
-    t.instr.chunk = a.at("chunk").get<int>();
-    t.group = static_cast<CommGroup>(a.at("group").get<int>());
-    t.comm = comm_from_code(a.at("comm").get<int>());
-    t.start_s = e.at("ts").get<double>() * 1e-6;
-    t.end_s = t.start_s + e.at("dur").get<double>() * 1e-6;
-    out.push_back(t);
+  for (const JsonAt& e : JsonAt(trace, source).at("traceEvents").elements()) {
+    if (e.get<std::string>("ph", "") != "X" || !e.find("args")) continue;
+    out.push_back(event_from_trace(e));
   }
   return out;
 }

@@ -57,17 +57,21 @@ std::map<int, TimeSplit> time_split(const Timeline& events);  // by rank
 
 // Events as flat numbers, for gathering over ranks: 8 doubles per event
 // (rank, op, mb, chunk, start, end, group, comm; comm 0 = an instruction,
-// 1 + the Collective otherwise, the same code as the trace's "comm" arg).
+// 1 + the Collective otherwise).
 std::vector<double> pack_timeline(const Timeline& events);
 Timeline unpack_timeline(const std::vector<double>& packed);
 
 // Chrome trace JSON ("traceEvents", complete events in microseconds, pid 0,
-// tid = rank, named by the instruction; "args" keep the event exactly). Each
+// tid = rank, named by the instruction; "args" keep the event exactly, its
+// enums by name: "op" (op_name), "group" (comm_group_name) and "comm" (the
+// collective waited for, collective_name; null for the instruction). Each
 // rank's track is named rank_names[rank] where given (its coordinates and
 // host), else "rank N".
 nlohmann::json chrome_trace(const Timeline& events, const std::string& title,
                             const std::vector<std::string>& rank_names = {});
 // The events of a trace written by chrome_trace (metadata events skipped).
-Timeline timeline_from_chrome_trace(const nlohmann::json& trace);
+// JsonRefused, naming `source` and the field, for a missing or mistyped field
+// or an op, group or collective by a name ptdp does not know.
+Timeline timeline_from_chrome_trace(const nlohmann::json& trace, const std::string& source = "trace");
 
 }  // namespace ptdp

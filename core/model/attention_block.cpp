@@ -9,13 +9,13 @@
 namespace ptdp {
 
 Tensor TransformerLayer::q_heads(const Tensor& q) const {
-  const std::int64_t d = ctx_.model.head_dim();
-  return q.view({q.dim(0), q.dim(1), q.dim(2) / d, d});
+  const std::int64_t head_dim = ctx_.model.head_dim();
+  return q.view({q.dim(0), q.dim(1), q.dim(2) / head_dim, head_dim});
 }
 
 Tensor TransformerLayer::kv_heads(const Tensor& kv) const {
-  const std::int64_t d = ctx_.model.head_dim();
-  return kv.view({kv.dim(0), kv.dim(1), kv.dim(2) / (2 * d), 2, d});
+  const std::int64_t head_dim = ctx_.model.head_dim();
+  return kv.view({kv.dim(0), kv.dim(1), kv.dim(2) / (2 * head_dim), 2, head_dim});
 }
 
 Tensor TransformerLayer::attention_block(LayerActs& a, bool keep_scores) {
@@ -55,8 +55,9 @@ Tensor TransformerLayer::attention_backward(const Tensor& dx2, LayerActs& a, Def
   Tensor dattn = ops.empty(a.attn.shape());
   Tensor dx2_full = gathered_tokens(ctx_, dx2);
   gather_tokens_then(ctx_, dx2, dx2_full, [&](std::int64_t row, std::int64_t n) {
-    Tensor d = token_rows(dattn, row, n);
-    ops.linear_backward(token_rows(dx2_full, row, n), token_rows(a.attn, row, n), proj_w_->value, d, none, none);
+    Tensor dattn_rows = token_rows(dattn, row, n);
+    ops.linear_backward(token_rows(dx2_full, row, n), token_rows(a.attn, row, n), proj_w_->value, dattn_rows, none,
+                        none);
   });
   // The row-parallel bias's gradient Σ rows of the full dx2, as fc2's.
   Tensor dw_proj = weight_grad_target(*proj_w_, dx2_full, a.attn, later);

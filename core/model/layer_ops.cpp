@@ -60,8 +60,8 @@ class LayerRecords {
   }
 
   std::int64_t rows_h() const { return r_.nr * r_.h; }
-  std::int64_t q_width() const { return r_.a * r_.d; }
-  std::int64_t kv_width() const { return 2 * r_.g * r_.d; }
+  std::int64_t q_width() const { return r_.a * r_.head_dim; }
+  std::int64_t kv_width() const { return 2 * r_.g * r_.head_dim; }
   std::int64_t fc1_width() const { return (swiglu() ? 2 : 1) * r_.f; }
   bool swiglu() const { return m_.activation == Activation::swiglu; }
   bool layernorm() const { return m_.norm == Norm::layernorm; }
@@ -85,10 +85,10 @@ class LayerRecords {
     return swiglu() && m_.bias && !p_.fused_ops ? Traffic{4 * nf(), 1} : Traffic{};
   }
   Traffic rope_traffic() const {
-    return {2 * as_double(r_.n) * as_double(r_.d) * e_ * as_double(r_.a + r_.g), p_.fused_ops ? 1 : 2};
+    return {2 * as_double(r_.n) * as_double(r_.head_dim) * e_ * as_double(r_.a + r_.g), p_.fused_ops ? 1 : 2};
   }
-  double attention_io() const { return as_double(r_.n) * as_double(r_.d) * e_ * as_double(2 * r_.a + 2 * r_.g); }
-  std::vector<std::int64_t> head_sizes() const { return {r_.b, r_.s, r_.a, r_.d, r_.g}; }
+  double attention_io() const { return as_double(r_.n) * as_double(r_.head_dim) * e_ * as_double(2 * r_.a + 2 * r_.g); }
+  std::vector<std::int64_t> head_sizes() const { return {r_.b, r_.s, r_.a, r_.head_dim, r_.g}; }
 
   // f before a column-parallel GEMM (forward) and g's conjugate before a
   // row-parallel one's data gradient: an all-gather under sequence parallelism.
@@ -111,8 +111,9 @@ class LayerRecords {
   // moves and computes twice the forward's (FLOPs counted over the full square).
   LayerOp& attention_core(OpKind kind, int times) {
     LayerOp& op = add(kind, LayerPart::core, head_sizes(), {times * attention_io(), 0});
-    op.gemm = {as_double(r_.s), as_double(r_.s), as_double(r_.d), as_double(r_.b * r_.a)};
-    op.flops = times * 4 * as_double(r_.b) * as_double(r_.a) * as_double(r_.s) * as_double(r_.s) * as_double(r_.d);
+    op.gemm = {as_double(r_.s), as_double(r_.s), as_double(r_.head_dim), as_double(r_.b * r_.a)};
+    op.flops =
+        times * 4 * as_double(r_.b) * as_double(r_.a) * as_double(r_.s) * as_double(r_.s) * as_double(r_.head_dim);
     return op;
   }
   LayerOp& norm(LayerPart part) {
@@ -213,7 +214,7 @@ void LayerRecords::attention_backward() {
   LayerOp& kv = gemm(OpKind::linear_weight_grad, LayerPart::kv, kv_width(), h, n);
   kv.with_previous = true;
   if (r_.kv_copies > 1) {  // t > g: the ranks sharing a kv head sum its fp32 gradients each micro-batch
-    const double grads = as_double(2 * r_.d * h) + (m_.bias ? as_double(2 * r_.d) : 0);
+    const double grads = as_double(2 * r_.head_dim * h) + (m_.bias ? as_double(2 * r_.head_dim) : 0);
     kv.collective = {Collective::all_reduce, 4 * grads, static_cast<int>(r_.kv_copies), false, 1};
   }
   add(layernorm() ? OpKind::layernorm_backward : OpKind::rmsnorm_backward, LayerPart::ln1, {r_.nr, h},

@@ -43,13 +43,14 @@ Tensor TransformerLayer::mlp_backward(const Tensor& dy, LayerActs& a, DeferredWe
   Tensor db1 = grad_of(fc1_b_);
   if (db1.defined()) db1 = db1.view({db1.numel()});  // SwiGLU's (2, f/t) as its (2f/t) GEMM columns
   gather_tokens_then(ctx_, dy, dy_full, [&](std::int64_t row, std::int64_t n) {
-    Tensor d = token_rows(dfc1, row, n);
+    Tensor dfc1_rows = token_rows(dfc1, row, n);
     const Tensor dy_rows = token_rows(dy_full, row, n), act = token_rows(a.act, row, n);
-    if (!swiglu) return ops.linear_gelu_backward(dy_rows, act, token_rows(a.fc1, row, n), fc2_w_->value, d, none,
-                                                 none, db1);
+    if (!swiglu)
+      return ops.linear_gelu_backward(dy_rows, act, token_rows(a.fc1, row, n), fc2_w_->value, dfc1_rows, none, none,
+                                      db1);
     Tensor dact = ops.empty(act.shape());
     ops.linear_backward(dy_rows, act, fc2_w_->value, dact, none, none);
-    ops.swiglu_backward(dact, token_rows(a.fc1, row, n), d);
+    ops.swiglu_backward(dact, token_rows(a.fc1, row, n), dfc1_rows);
   });
   if (swiglu && db1.defined()) ops.bias_backward(dfc1, db1);
   // fc2's bias gradient: Σ rows of the full dy (the same on every tensor-parallel

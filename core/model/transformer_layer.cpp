@@ -32,7 +32,7 @@ TransformerLayer::TransformerLayer(ModelContext& ctx, int layer_index)
       ln1_(ctx, "layers." + std::to_string(layer_index) + ".ln1."),
       ln2_(ctx, "layers." + std::to_string(layer_index) + ".ln2.") {
   const Model& m = ctx.model;
-  const std::int64_t h = m.hidden, f = m.ffn(), d = m.head_dim(), g = m.kv();
+  const std::int64_t h = m.hidden, f = m.ffn(), head_dim = m.head_dim(), g = m.kv();
   const int t = ctx.t();
   const std::string p = "layers." + std::to_string(layer_index) + ".";
   const ShardSpec rep{}, rows{0, t, ctx.tp_rank()}, cols{1, t, ctx.tp_rank()}, kv = kv_shard(ctx);
@@ -43,12 +43,12 @@ TransformerLayer::TransformerLayer(ModelContext& ctx, int layer_index)
     return m.bias ? make(name, std::move(shape), shard, Init::zeros, 0, false) : nullptr;
   };
   const float std = ctx.init_std(), out_std = ctx.residual_init_std();
-  q_w_ = make("q.weight", {m.heads * d, h}, rows, Init::zeros, 0, true);
-  q_b_ = make_bias("q.bias", {m.heads * d}, rows);
-  kv_w_ = make("kv.weight", {g * 2 * d, h}, kv, Init::zeros, 0, true);
+  q_w_ = make("q.weight", {m.heads * head_dim, h}, rows, Init::zeros, 0, true);
+  q_b_ = make_bias("q.bias", {m.heads * head_dim}, rows);
+  kv_w_ = make("kv.weight", {g * 2 * head_dim, h}, kv, Init::zeros, 0, true);
   init_q_kv(ctx, p + "qkv.weight", std, *q_w_, *kv_w_);  // GPT-2's fused QKV draws
-  kv_b_ = make_bias("kv.bias", {g * 2 * d}, kv);
-  proj_w_ = make("proj.weight", {h, m.heads * d}, cols, Init::normal, out_std, true);
+  kv_b_ = make_bias("kv.bias", {g * 2 * head_dim}, kv);
+  proj_w_ = make("proj.weight", {h, m.heads * head_dim}, cols, Init::normal, out_std, true);
   proj_b_ = make_bias("proj.bias", {h}, rep);
   // SwiGLU: [gate; up] as one (2, f, h) weight split on f, so a rank's rows are
   // its gate and up shards, one GEMM.

@@ -15,20 +15,20 @@ Tensor flat(const Tensor& t) { return t.view({t.numel()}); }
 
 }  // namespace
 
-std::vector<OwnedPiece> owned_pieces(const ParamList& params, std::vector<GradBucket> buckets, int d, int r) {
+std::vector<OwnedPiece> owned_pieces(const ParamList& params, std::vector<GradBucket> buckets, int dp, int r) {
   std::sort(buckets.begin(), buckets.end(), [](const GradBucket& a, const GradBucket& b) { return a.offset < b.offset; });
   std::vector<OwnedPiece> out;
   std::size_t i = 0;
   std::int64_t start = 0;  // buffer offset of params[i]
   for (const GradBucket& b : buckets) {
-    if (b.count % d != 0) throw std::invalid_argument("owned_pieces: a bucket is not a multiple of d");
-    const std::int64_t block = b.count / d, lo = b.offset + r * block, hi = lo + block;
+    if (b.count % dp != 0) throw std::invalid_argument("owned_pieces: a bucket is not a multiple of d");
+    const std::int64_t block = b.count / dp, lo = b.offset + r * block, hi = lo + block;
     for (; i < params.size() && start + params[i]->value.numel() <= lo; ++i) start += params[i]->value.numel();
     std::int64_t first = start;  // params[k]'s offset
     for (std::size_t k = i; k < params.size() && first < hi; ++k) {
       const std::int64_t last = first + params[k]->value.numel();
       const std::int64_t a = std::max(first, lo), e = std::min(last, hi);
-      if (e > a) out.push_back({params[k], a - first, b.offset / d + (a - lo), e - a});
+      if (e > a) out.push_back({params[k], a - first, b.offset / dp + (a - lo), e - a});
       first = last;
     }
   }
@@ -66,10 +66,10 @@ void DistributedOptimizer::step() {
     Tensor dst = owned_.rows(pieces_[i].owned_offset, pieces_[i].count);
     ops_.copy(adamw_->master(i), dst);
   }
-  const std::int64_t d = dp_.size();
+  const std::int64_t dp = dp_.size();
   for (const GradBucket& b : buckets_)
-    gathers_.push_back(dp_.all_gather_overlapped(owned_.rows(b.offset / d, b.count / d).raw(),
-                                                 grads_.rows(b.offset, b.count).raw(), b.count / d, DType::f32));
+    gathers_.push_back(dp_.all_gather_overlapped(owned_.rows(b.offset / dp, b.count / dp).raw(),
+                                                 grads_.rows(b.offset, b.count).raw(), b.count / dp, DType::f32));
 }
 
 void DistributedOptimizer::finish_param_gather() {

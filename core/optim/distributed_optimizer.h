@@ -29,7 +29,7 @@ struct OwnedPiece {
 
 // The pieces rank `r` of `d` owns, in owned-buffer order; `params` in
 // gradient-buffer order, `buckets` in any order (padding belongs to no piece).
-std::vector<OwnedPiece> owned_pieces(const ParamList& params, std::vector<GradBucket> buckets, int d, int r);
+std::vector<OwnedPiece> owned_pieces(const ParamList& params, std::vector<GradBucket> buckets, int dp, int r);
 
 class DistributedOptimizer {
  public:

@@ -31,8 +31,8 @@ void BucketedGradReduce::begin_iteration() {
 void BucketedGradReduce::launch(const GradBucket& b) {
   Tensor bucket = grads_.rows(b.offset, b.count);
   if (owned_.defined() && b.count > 0) {
-    const std::int64_t d = dp_.size();
-    Tensor mine = owned_.rows(b.offset / d, b.count / d);
+    const std::int64_t dp = dp_.size();
+    Tensor mine = owned_.rows(b.offset / dp, b.count / dp);
     pending_.push_back(dp_.reduce_scatter_overlapped(bucket.raw(), mine.raw(), mine.numel(), DType::f32, ReduceOp::sum));
     return;
   }

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <thread>
@@ -19,15 +18,6 @@ namespace ptdp {
 
 namespace {
 
-#ifdef PTDP_HAVE_NCCL
-// This process's rank on its node, from the launcher (Open MPI, Slurm, MPICH), else 0.
-int local_rank() {
-  for (const char* var : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID", "PMI_LOCAL_RANK"})
-    if (const char* v = std::getenv(var)) return std::atoi(v);
-  return 0;
-}
-#endif
-
 Backend cpu_backend(Communicator& host) {
   Backend b;
   b.allocator = std::make_unique<CpuAllocator>(host.rank());
@@ -37,9 +27,10 @@ Backend cpu_backend(Communicator& host) {
 }
 
 #ifdef PTDP_HAVE_NCCL
-Backend cuda_backend(const Config& cfg, Communicator& host, double timeout_s) {
+Backend cuda_backend(const Config& cfg, Communicator& host, const ProcessPlace& place, double timeout_s) {
   Backend b;
-  const int device = select_cuda_device(local_rank());
+  b.place = place;
+  const int device = select_cuda_device(place.local_rank);
   auto alloc = std::make_unique<CudaPoolAllocator>(host.rank(), timeout_s);
   CudaPoolAllocator* raw = alloc.get();
   auto ops = std::make_unique<CudaOps>(*alloc, cuda_ops_options(cfg.plan, timeout_s));
@@ -72,11 +63,12 @@ std::int64_t cgroup_memory_limit() {
 }
 }  // namespace
 
-std::int64_t device_memory_bytes(Device device) {
+std::int64_t device_memory_bytes(Device device, int local_rank) {
   if (device == Device::cuda) {
 #ifdef PTDP_HAVE_NCCL
-    return cuda_device_memory_bytes(local_rank());
+    return cuda_device_memory_bytes(local_rank);
 #else
+    (void)local_rank;
     return 0;
 #endif
   }
@@ -99,7 +91,7 @@ std::string cpu_model_name() {
 }
 }  // namespace
 
-Hardware detect_hardware(Device device, const std::vector<RankPlace>& places, int rank) {
+Hardware detect_hardware(Device device, const std::vector<RankPlace>& places, const ProcessPlace& here) {
   Hardware hw;
   hw.device = device;
   hw.ranks_per_host = ranks_per_host(places);
@@ -107,13 +99,10 @@ Hardware detect_hardware(Device device, const std::vector<RankPlace>& places, in
   for (const RankPlace& p : places) hosts.insert(p.host);
   hw.hosts = std::max<int>(1, static_cast<int>(hosts.size()));
   hw.cores = static_cast<int>(std::thread::hardware_concurrency());
-  hw.memory_bytes = device_memory_bytes(device);
+  hw.memory_bytes = device_memory_bytes(device, here.local_rank);
   hw.name = cpu_model_name();
 #ifdef PTDP_HAVE_NCCL
-  const int local = rank < static_cast<int>(places.size()) ? places[static_cast<std::size_t>(rank)].local_rank : 0;
-  if (device == Device::cuda) hw.name = cuda_device_name(local);
-#else
-  (void)rank;
+  if (device == Device::cuda) hw.name = cuda_device_name(here.local_rank);
 #endif
   return hw;
 }
@@ -170,12 +159,15 @@ std::unique_ptr<Ops> make_ops(Device device, const Config& cfg, Allocator& alloc
   return std::make_unique<CpuOps>(alloc);
 }
 
-Backend make_backend(Device device, const Config& cfg, Communicator& host, double timeout_s) {
+Backend make_backend(Device device, const Config& cfg, Communicator& host, const ProcessPlace& place,
+                     double timeout_s) {
 #ifdef PTDP_HAVE_NCCL
-  if (device == Device::cuda) return cuda_backend(cfg, host, timeout_s);
+  if (device == Device::cuda) return cuda_backend(cfg, host, place, timeout_s);
 #endif
   (void)device, (void)cfg, (void)timeout_s;
-  return cpu_backend(host);
+  Backend b = cpu_backend(host);
+  b.place = place;
+  return b;
 }
 
 }  // namespace ptdp

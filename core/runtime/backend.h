@@ -14,6 +14,7 @@
 #include "core/config/config.h"
 #include "core/config/hardware.h"
 #include "core/kernels/ops.h"
+#include "core/topology/process_place.h"
 
 namespace ptdp {
 
@@ -21,6 +22,7 @@ struct Backend {
   std::unique_ptr<Allocator> allocator;
   std::unique_ptr<Ops> ops;
   std::unique_ptr<Communicator> device_world;  // null: use the host world
+  ProcessPlace place;                          // where this process runs (its GPU: place.local_rank)
   nlohmann::json info;                         // device, versions, for the result
   // The device's own view of memory, beside the tensors' live and peak bytes
   // (-1 where not known: the CPU backend).
@@ -42,17 +44,19 @@ std::string device_unavailable(Device device);
 // not checked), and the reason when not.
 std::string attention_unavailable(Device device, Attention attention, std::int64_t head_dim = 0);
 
-Backend make_backend(Device device, const Config& cfg, Communicator& host, double timeout_s);
+// The backend of the process at `place` (on CUDA: the host's GPU place.local_rank).
+Backend make_backend(Device device, const Config& cfg, Communicator& host, const ProcessPlace& place,
+                     double timeout_s);
 
 // Bytes of memory behind this rank's tensors on `device`, 0 where unknown: the
-// GPU make_backend would pick (CUDA), or the host's RAM (CPU; the control
-// group's limit where lower). Allocates nothing.
-std::int64_t device_memory_bytes(Device device);
+// GPU make_backend would pick for `local_rank` (CUDA), or the host's RAM (CPU;
+// the control group's limit where lower). Allocates nothing.
+std::int64_t device_memory_bytes(Device device, int local_rank);
 
-// The hardware rank `rank` of `places` runs on: the CPU's model and cores, or
-// the GPU it would pick (name, memory), and the ranks per host. Allocates
-// nothing; `profile`, `detected` and `mismatch` are left to the caller.
-Hardware detect_hardware(Device device, const std::vector<RankPlace>& places, int rank);
+// The hardware the process at `here` runs on: the CPU's model and cores, or
+// the GPU it would pick (name, memory), and the ranks per host of `places`.
+// Allocates nothing; `profile`, `detected` and `mismatch` are left to the caller.
+Hardware detect_hardware(Device device, const std::vector<RankPlace>& places, const ProcessPlace& here);
 
 // Ops of `device` for the plan's precision, fused-operator and attention
 // choices, on `alloc` (a CpuAllocator or CUDA allocator of the same device):

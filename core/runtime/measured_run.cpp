@@ -27,7 +27,7 @@ Timeline gather_timeline(Communicator& world, const Timeline& mine) {
 
 // Per-stage means of per-world-rank values.
 std::vector<double> stage_means(const Topology& topo, const std::vector<double>& per_rank) {
-  std::vector<double> sum(static_cast<std::size_t>(topo.p), 0.0), n(sum.size(), 0.0);
+  std::vector<double> sum(static_cast<std::size_t>(topo.pp), 0.0), n(sum.size(), 0.0);
   for (std::size_t r = 0; r < per_rank.size(); ++r) {
     const auto s = static_cast<std::size_t>(topo.coord(static_cast<int>(r)).pp);
     sum[s] += per_rank[r], n[s] += 1;
@@ -70,7 +70,7 @@ MemoryFigures memory_figures(const Config& cfg, const std::vector<Program>& prog
   m.formula = ActivationFormula::ptdp;
   const Plan& p = cfg.plan;
   const MemoryTraits traits = memory_traits(b.ops->device(), p.precision, p.attention == Attention::flash);
-  m.model_per_stage = memory_per_stage(cfg.model, p, traits, ActivationFormula::ptdp, programs);
+  m.model_per_stage = memory_per_stage(cfg.model, p, RankDims(cfg.model, p), traits, ActivationFormula::ptdp, programs);
   m.measured_per_rank = gather_bytes(world, b.allocator->stats().peak_bytes);
   m.measured_per_stage.assign(static_cast<std::size_t>(p.pp), 0);
   for (std::size_t r = 0; r < m.measured_per_rank.size(); ++r) {
@@ -102,8 +102,8 @@ CommunicationFigures communication_figures(const ProcessGroups& g, Communicator&
 
 // Every rank's place and own figures (collective: the places and iteration
 // times are gathered; compute and waits come from the gathered timelines).
-std::vector<RankFigures> rank_figures(const TrainSeries& s, Communicator& world) {
-  const std::vector<RankPlace> places = gather_placement(world);
+std::vector<RankFigures> rank_figures(const TrainSeries& s, const ProcessPlace& here, Communicator& world) {
+  const std::vector<RankPlace> places = gather_placement(world, here.host);
   const std::vector<std::vector<double>> times = gather_host(world, s.own_seconds);
   std::vector<RankFigures> out;
   for (std::size_t r = 0; r < places.size(); ++r)
@@ -177,7 +177,7 @@ RunResult measured_result(const Config& cfg, const TrainSeries& series, const Pr
   const auto programs = build_pipeline(p.schedule, p.pp, p.micro_batches(), p.virtual_stages);
   r.memory = memory_figures(cfg, programs, groups, backend, world);
   r.communication = communication_figures(groups, world, static_cast<int>(series.loss.size()));
-  r.ranks = rank_figures(series, world);
+  r.ranks = rank_figures(series, backend.place, world);
   if (world.rank() != 0) return r;  // the gathers above are collective; the rest is rank 0's
   r.bubble = bubble_figures(cfg, programs, series, groups.topology);
   attach_projection(cfg, calibration, r);

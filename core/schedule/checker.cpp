@@ -94,7 +94,7 @@ class RankChecker {
   }
 
   // A rank's list either runs each backward whole (Op::backward) or split
-  // (zero bubble: B = backward_input, then W = backward_weight), never both.
+  // (zero bubble: Bi = backward_input, then W = backward_weight), never both.
   void check_pass(int mb, int c) {
     const int has_prev = prev_stage(s_, s_.rank, c).valid() ? 1 : 0;
     const int has_next = next_stage(s_, s_.rank, c).valid() ? 1 : 0;

@@ -19,8 +19,9 @@ struct ScheduleCheck {
 // mb < m, c < v, F before B; recv_forward before F and send_forward after it
 // (likewise recv_backward, B, send_backward), present exactly where
 // next_stage/prev_stage say, with the right peer. A zero-bubble list runs
-// B(mb,c) as backward_input (which takes B's place in those rules) and exactly
-// one backward_weight W(mb,c) after it on the same rank, and no Op::backward. Across ranks: the k-th send
+// Bi(mb,c), the backward_input (which takes B's place in those rules), and
+// exactly one backward_weight W(mb,c) after it on the same rank, and no
+// Op::backward. Across ranks: the k-th send
 // from a to b matches the k-th receive on b from a, every send is received,
 // and the lists run to the end under zero costs (no deadlock).
 ScheduleCheck check_schedule(const std::vector<Program>& programs, const ScheduleSpec& spec);

@@ -5,6 +5,12 @@ namespace ptdp {
 
 std::string op_name(Op op) { return traits(op).name; }
 
+std::optional<Op> op_from_name(std::string_view name) {
+  for (const OpTraits& t : kOpTraits)
+    if (name == t.name) return t.op;
+  return std::nullopt;
+}
+
 std::string to_string(const Instr& i) {
   std::string s = op_name(i.op);
   if (i.mb >= 0) s += "(" + std::to_string(i.mb) + "," + std::to_string(i.chunk) + ")";

@@ -6,7 +6,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ptdp {
@@ -16,16 +18,18 @@ enum class Op : std::uint8_t {
   forward,         // F(mb, chunk)
   send_forward,    // send the output activation of (mb, chunk) to the next stage
   recv_backward,   // receive the gradient of (mb, chunk)'s output from the next stage
-  backward,        // B(mb, chunk)
+  backward,        // B(mb, chunk): the whole backward, input and weight gradients
   send_backward,   // send the gradient of (mb, chunk)'s input to the previous stage
-  backward_input,  // zero bubble: the input-gradient half of B(mb, chunk); keeps what W needs
-  backward_weight, // zero bubble: W(mb, chunk), the deferred weight gradients of that B
+  backward_input,  // zero bubble: Bi(mb, chunk), the input-gradient half of B; keeps what W needs
+  backward_weight, // zero bubble: W(mb, chunk), the deferred weight gradients of that Bi
   reduce_tied,     // sum the tied word-embedding gradients of the first and last stage
   reduce_grads,    // data-parallel all-reduce of all gradients
   optimizer_step,  // clip by the global norm, AdamW
 };
-// Adding an Op: one row in kOpTraits below, one entry in each executor's table
-// (Executor::kRun in core/runtime/executor.cpp, kStep in core/sim/pipeline_sim.cpp).
+// Adding an Op: one row in kOpTraits below, and one entry in each of the four
+// tables that dispatch on it: Executor::kRun (core/runtime/executor.cpp), kStep
+// (core/sim/pipeline_sim.cpp), kCost (core/sim/cost_model.cpp) and kField
+// (core/sim/projector.cpp).
 inline constexpr std::size_t kOpCount = 11;
 
 // Which neighbour stage a transfer talks to: the previous stage (upstream) or
@@ -35,7 +39,7 @@ enum class PeerSide : std::uint8_t { none, upstream, downstream };
 // What code that only classifies an Op asks, in one row per Op.
 struct OpTraits {
   Op op;
-  const char* name;
+  const char* name;  // printed and written to traces; unique ("B" the whole backward, "Bi" its input half)
   bool compute;    // forward or backward: occupies the rank with model math
   bool send;       // hands an activation or gradient to a neighbour stage
   bool recv;       // waits for one from a neighbour stage
@@ -51,7 +55,7 @@ inline constexpr std::array<OpTraits, kOpCount> kOpTraits = {{
     {Op::recv_backward, "recv_backward", false, false, true, false, PeerSide::downstream, 3},
     {Op::backward, "B", true, false, false, false, PeerSide::none, 4},
     {Op::send_backward, "send_backward", false, true, false, false, PeerSide::upstream, 5},
-    {Op::backward_input, "B", true, false, false, false, PeerSide::none, 6},
+    {Op::backward_input, "Bi", true, false, false, false, PeerSide::none, 6},
     {Op::backward_weight, "W", true, false, false, false, PeerSide::none, 7},
     {Op::reduce_tied, "reduce_tied", false, false, false, false, PeerSide::none, -1},
     {Op::reduce_grads, "reduce_grads", false, false, false, false, PeerSide::none, -1},
@@ -72,7 +76,7 @@ constexpr bool is_send(Op op) { return traits(op).send; }
 constexpr bool is_recv(Op op) { return traits(op).recv; }
 constexpr bool is_transfer(Op op) { return is_send(op) || is_recv(op); }  // moves data between stages
 // After this op the forward's activations of (mb, chunk) are no longer needed
-// for the input gradient: the full backward, or a zero-bubble B (whose W keeps
+// for the input gradient: the full backward B, or a zero-bubble Bi (whose W keeps
 // only the GEMM inputs and output gradients it needs).
 constexpr bool ends_activation(Op op) { return op == Op::backward || op == Op::backward_input; }
 // After this op (mb, chunk)'s weight gradients are complete: the full
@@ -111,6 +115,8 @@ struct ScheduleSpec {
 };
 
 std::string op_name(Op op);
+// The Op whose name (op_name) is `name`; nullopt for any other text.
+std::optional<Op> op_from_name(std::string_view name);
 std::string to_string(const Instr& instr);  // e.g. "F(3,1)", "send_forward(3,1)->2"
 
 // The stage (pipeline rank, chunk) after / before (rank, chunk) in model order,

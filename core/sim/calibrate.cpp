@@ -129,10 +129,10 @@ void add_attention_gemms(const std::map<OpKind, double>& seconds, const std::opt
   const auto fwd = seconds.find(OpKind::attention_forward), bwd = seconds.find(OpKind::attention_backward);
   if (fwd == seconds.end() || bwd == seconds.end() || !core) return;
   const auto size = [&core](const char* key) { return run_counter(*core, key, static_cast<double>(kMaxSize)); };
-  const double b = size("b"), s = size("s"), a = size("heads"), d = size("d");
+  const double b = size("b"), s = size("s"), a = size("heads"), head_dim = size("d");
   const double each = (fwd->second + bwd->second) / 6;
-  c.gemms.push_back({{s, s, d, b * a}, each});
-  c.gemms.push_back({{s, d, s, b * a}, each});
+  c.gemms.push_back({{s, s, head_dim, b * a}, each});
+  c.gemms.push_back({{s, head_dim, s, b * a}, each});
 }
 
 // A 0/1 counter of a run (an attention run's plan: flash, fused_ops).

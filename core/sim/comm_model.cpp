@@ -72,8 +72,8 @@ Placement tp_placement(int t, int gpus_per_node) {
   return group_placement(topo, topo.tp_group(0));
 }
 
-Placement dp_placement(int t, int d, int gpus_per_node) {
-  const Topology topo{t, 1, d, std::max(1, gpus_per_node)};
+Placement dp_placement(int t, int dp, int gpus_per_node) {
+  const Topology topo{t, 1, dp, std::max(1, gpus_per_node)};
   return group_placement(topo, topo.dp_group(0));
 }
 

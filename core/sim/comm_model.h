@@ -51,6 +51,6 @@ class CommModel {
 Placement group_placement(const Topology& topo, const std::vector<int>& group);
 // The tensor- and data-parallel groups of a (t, ·, d) layout with `gpus_per_node` ranks a node.
 Placement tp_placement(int t, int gpus_per_node);
-Placement dp_placement(int t, int d, int gpus_per_node);
+Placement dp_placement(int t, int dp, int gpus_per_node);
 
 }  // namespace ptdp

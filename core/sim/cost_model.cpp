@@ -24,14 +24,15 @@ int stage_ranks_on_node(const Topology& topo, int stage) {
 
 }  // namespace
 
-CostModel::CostModel(const Config& cfg, const Calibration* calibration) : p_(cfg.plan.pp), v_(cfg.plan.virtual_stages) {
+CostModel::CostModel(const Config& cfg, const Calibration* calibration)
+    : p_(cfg.plan.pp), v_(cfg.plan.virtual_stages), dims_(cfg.model, cfg.plan) {
   const Topology topo = topology_of(cfg);
   const int ranks_on_host = static_cast<int>(topo.node_ranks(0).size());
   const DeviceRates dev(cfg.machine, cfg.plan.precision, calibration, ranks_on_host);
   const CommModel comm(cfg.machine, calibration);
   const Placement tp = group_placement(topo, topo.tp_group(0));
-  layer_ = layer_costs(cfg.model, cfg.plan, dev, comm, tp);
-  edges_ = edge_costs(cfg.model, cfg.plan, dev, comm, tp);
+  layer_ = layer_costs(cfg.model, cfg.plan, dims_, dev, comm, tp);
+  edges_ = edge_costs(cfg.model, cfg.plan, dims_, dev, comm, tp);
   build_chunk_costs(cfg, dev);
   build_step_costs(cfg, comm, topo);
   for (int r = 0; r < p_; ++r) {
@@ -43,7 +44,8 @@ CostModel::CostModel(const Config& cfg, const Calibration* calibration) : p_(cfg
   // (gradient 4, master, m and v read and written 24), masters to 16-bit weights
   // (6), zero the gradients (4): 58.
   for (int r = 0; r < p_; ++r)
-    optimizer_.push_back(dev.memory_seconds(58.0 * static_cast<double>(rank_parameter_count(cfg.model, cfg.plan, r)), 7));
+    optimizer_.push_back(
+        dev.memory_seconds(58.0 * static_cast<double>(rank_parameter_count(cfg.model, cfg.plan, dims_, r)), 7));
   switch_off(cfg.machine.mechanisms);
 }
 
@@ -68,7 +70,7 @@ void CostModel::build_chunk_costs(const Config& cfg, const DeviceRates& dev) {
       if (!cfg.plan.grad_accumulation_fusion && cfg.machine.mechanisms.fp32_grad_accumulation) {
         // Each micro-batch's 16-bit weight gradients are added into the fp32
         // main gradients in a pass of their own: read 2, read 4 and write 4 bytes.
-        const double params = static_cast<double>(chunk_parameter_count(cfg.model, cfg.plan, l));
+        const double params = static_cast<double>(chunk_parameter_count(cfg.model, dims_, l));
         b.memory += dev.memory_seconds(10 * params, 1);
         w.memory += dev.memory_seconds(10 * params, 1);
       }
@@ -87,7 +89,7 @@ void CostModel::build_step_costs(const Config& cfg, const CommModel& comm, const
   const double grad_bytes = 4;  // fp32 main gradients, also under fp16 (core/metrics/memory_model.h)
   const Placement dp = group_placement(topo, topo.dp_group(0));
   for (int r = 0; r < p_; ++r) {
-    const double params = static_cast<double>(rank_parameter_count(cfg.model, p, r));
+    const double params = static_cast<double>(rank_parameter_count(cfg.model, p, dims_, r));
     // The distributed optimizer reduce-scatters gradients and, after its step,
     // all-gathers the updated fp32 weights (DistributedOptimizer::step). That
     // gather is waited for at the step's end, or with overlap_param_gather at
@@ -99,7 +101,7 @@ void CostModel::build_step_costs(const Config& cfg, const CommModel& comm, const
     dp_reduce_.push_back(grads + gather);
     param_gather_.push_back(gather);
     // overlap_grad_reduce: the buckets reduced during the last backwards.
-    if (p.overlap_grad_reduce && p.dp > 1) dp_overlap_.emplace_back(cfg, layer_, edges_, comm, dp, r);
+    if (p.overlap_grad_reduce && p.dp > 1) dp_overlap_.emplace_back(cfg, dims_, layer_, edges_, comm, dp, r);
   }
   // Tied embedding: the word embedding shard summed between the first and last
   // stage (an untied output layer has its own weights: nothing to sum).

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/config/config.h"
+#include "core/config/rank_dims.h"
 #include "core/sim/dp_overlap.h"
 #include "core/sim/layer_costs.h"
 #include "core/sim/pipeline_sim.h"
@@ -57,6 +58,7 @@ class CostModel {
   double boundary_transfer(const Config& cfg, const CommModel& comm, const Topology& topo, int src, int dst) const;
 
   int p_, v_;
+  RankDims dims_;  // the rank's sizes, built once for every cost below
   LayerCosts layer_;
   EdgeCosts edges_;
   std::vector<PassCost> forward_, backward_;  // [pp_rank·v + chunk]

@@ -26,9 +26,9 @@ struct PieceSizes {
   std::int64_t layer, word, position, head;
 };
 
-PieceSizes piece_sizes(const Config& cfg) {
+PieceSizes piece_sizes(const Model& m, const RankDims& r) {
   const auto count = [&](int layers, bool emb, bool head) {
-    return chunk_parameter_count(cfg.model, cfg.plan, ChunkLayout{0, 0, layers, emb, head});
+    return chunk_parameter_count(m, r, ChunkLayout{0, 0, layers, emb, head});
   };
   const std::int64_t emb = count(0, true, false), head = count(0, false, true), both = count(0, true, true);
   const std::int64_t word = emb + head - both;
@@ -38,8 +38,9 @@ PieceSizes piece_sizes(const Config& cfg) {
 // The rank's gradients in buffer order (RankModel: chunk after chunk, each
 // embedding, layers, head), each with its place in its chunk's last backward:
 // the share of that backward's modelled time after which it is final.
-std::vector<GradPiece> grad_pieces(const Config& cfg, const LayerCosts& layer, const EdgeCosts& edges, int pp_rank) {
-  const PieceSizes size = piece_sizes(cfg);
+std::vector<GradPiece> grad_pieces(const Config& cfg, const RankDims& r, const LayerCosts& layer,
+                                   const EdgeCosts& edges, int pp_rank) {
+  const PieceSizes size = piece_sizes(cfg.model, r);
   const double t_layer = layer.backward.total() + layer.recompute.total();
   std::vector<GradPiece> out;
   for (int c = 0; c < cfg.plan.virtual_stages; ++c) {
@@ -76,10 +77,10 @@ std::vector<GradBucket> bucket_bounds(const std::vector<GradPiece>& pieces, std:
 
 }  // namespace
 
-DpOverlap::DpOverlap(const Config& cfg, const LayerCosts& layer, const EdgeCosts& edges, const CommModel& comm,
-                     Placement dp, int pp_rank) {
+DpOverlap::DpOverlap(const Config& cfg, const RankDims& r, const LayerCosts& layer, const EdgeCosts& edges,
+                     const CommModel& comm, Placement dp, int pp_rank) {
   const Plan& p = cfg.plan;
-  const std::vector<GradPiece> pieces = grad_pieces(cfg, layer, edges, pp_rank);
+  const std::vector<GradPiece> pieces = grad_pieces(cfg, r, layer, edges, pp_rank);
   std::vector<std::int64_t> ends;  // end of each piece in the buffer
   std::int64_t at = 0;
   for (const GradPiece& g : pieces) ends.push_back(at += g.numel);

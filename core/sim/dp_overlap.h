@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/config/config.h"
+#include "core/config/rank_dims.h"
 #include "core/sim/comm_model.h"
 #include "core/sim/layer_costs.h"
 #include "core/sim/pipeline_sim.h"
@@ -42,9 +43,9 @@ struct DpBucket {
 
 class DpOverlap {
  public:
-  // The buckets of pipeline rank `pp_rank`; `dp` is its data-parallel group.
-  DpOverlap(const Config& cfg, const LayerCosts& layer, const EdgeCosts& edges, const CommModel& comm,
-            Placement dp, int pp_rank);
+  // The buckets of pipeline rank `pp_rank` of sizes `r`; `dp` is its data-parallel group.
+  DpOverlap(const Config& cfg, const RankDims& r, const LayerCosts& layer, const EdgeCosts& edges,
+            const CommModel& comm, Placement dp, int pp_rank);
 
   // When the rank's reduction ends, reduce_grads reached at `now`, given each
   // chunk's last backward (pipeline_sim.h's GradSpan; a chunk without one is

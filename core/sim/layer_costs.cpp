@@ -6,7 +6,6 @@
 #include <utility>
 #include <vector>
 
-#include "core/config/rank_dims.h"
 #include "core/model/layer_ops.h"
 
 namespace ptdp {
@@ -67,8 +66,9 @@ GemmShape joined(GemmShape a, const GemmShape& b) {
 
 class LayerPricer {
  public:
-  LayerPricer(const Model& m, const Plan& p, const DeviceRates& dev, const CommModel& comm, Placement tp)
-      : m_(m), p_(p), r_(m, p), dev_(dev), comm_(comm), tp_(tp),
+  LayerPricer(const Model& m, const Plan& p, const RankDims& r, const DeviceRates& dev, const CommModel& comm,
+              Placement tp)
+      : m_(m), p_(p), r_(r), dev_(dev), comm_(comm), tp_(tp),
         rings_(p.tp_comm_overlap && p.sequence_parallel && r_.t > 1) {}
 
   LayerCosts price() const {
@@ -193,7 +193,7 @@ class LayerPricer {
 
   const Model& m_;
   const Plan& p_;
-  const RankDims r_;
+  const RankDims& r_;
   const DeviceRates& dev_;
   const CommModel& comm_;
   const Placement tp_;
@@ -207,14 +207,14 @@ class LayerPricer {
 // without fused ops the [b, s, a, d] transposes of q, k, v and out.
 double LayerPricer::attention_core(const LayerOp& op) const {
   const double b = real_size(op.sizes[0]), s = real_size(op.sizes[1]), heads = real_size(op.sizes[2]);
-  const double d = real_size(op.sizes[3]), kv_heads = real_size(op.sizes[4]), e = r_.e;
-  const double batch = b * heads, scores = b * heads * s * s, io = b * s * d * e * (2 * heads + 2 * kv_heads);
+  const double head_dim = real_size(op.sizes[3]), kv_heads = real_size(op.sizes[4]), e = r_.e;
+  const double batch = b * heads, scores = b * heads * s * s, io = b * s * head_dim * e * (2 * heads + 2 * kv_heads);
   const bool backward = op.kind == OpKind::attention_backward, fused = p_.fused_ops;
   if (p_.attention == Attention::flash) {
-    const double flops = (backward ? 2.5 : 1.0) * 0.5 * 4 * batch * s * s * d;
+    const double flops = (backward ? 2.5 : 1.0) * 0.5 * 4 * batch * s * s * head_dim;
     return dev_.flash_attention_seconds(flops, (backward ? 2 : 1) * io);
   }
-  const GemmShape qk{s, s, d, batch}, pv{s, d, s, batch};
+  const GemmShape qk{s, s, head_dim, batch}, pv{s, head_dim, s, batch};
   double t = backward ? dev_.gemm_seconds(pv) + dev_.gemm_seconds(qk) + dev_.gemm_seconds(pv) + dev_.gemm_seconds(pv)
                       : dev_.gemm_seconds(qk) + dev_.gemm_seconds(pv);
   const double passes = backward ? 3 : 2;  // softmax's reads and writes of the scores
@@ -226,12 +226,13 @@ double LayerPricer::attention_core(const LayerOp& op) const {
 
 }  // namespace
 
-LayerCosts layer_costs(const Model& m, const Plan& p, const DeviceRates& dev, const CommModel& comm, Placement tp) {
-  return LayerPricer(m, p, dev, comm, tp).price();
+LayerCosts layer_costs(const Model& m, const Plan& p, const RankDims& r, const DeviceRates& dev,
+                       const CommModel& comm, Placement tp) {
+  return LayerPricer(m, p, r, dev, comm, tp).price();
 }
 
-EdgeCosts edge_costs(const Model& m, const Plan& p, const DeviceRates& dev, const CommModel& comm, Placement tp) {
-  const RankDims r(m, p);
+EdgeCosts edge_costs(const Model& m, const Plan& p, const RankDims& r, const DeviceRates& dev, const CommModel& comm,
+                     Placement tp) {
   const double n = real_size(r.n), h = real_size(r.h), e = r.e;
   const double hr = p.sequence_parallel ? h / r.t : h;  // a replicated tensor's width a token (local rows under SP)
   const double vt = static_cast<double>(m.vocab) / p.tp, mask = m.dropout > 0 ? 1 : 0;

@@ -13,6 +13,7 @@
 #pragma once
 #include "core/config/model.h"
 #include "core/config/plan.h"
+#include "core/config/rank_dims.h"
 #include "core/sim/comm_model.h"
 #include "core/sim/device_rates.h"
 
@@ -46,7 +47,10 @@ struct EdgeCosts {
   PassCost head_forward, head_backward;            // last stage: final layernorm, logits, cross-entropy
 };
 
-LayerCosts layer_costs(const Model& m, const Plan& p, const DeviceRates& dev, const CommModel& comm, Placement tp);
-EdgeCosts edge_costs(const Model& m, const Plan& p, const DeviceRates& dev, const CommModel& comm, Placement tp);
+// `r` is (m, p)'s RankDims, built once by the caller (CostModel).
+LayerCosts layer_costs(const Model& m, const Plan& p, const RankDims& r, const DeviceRates& dev,
+                       const CommModel& comm, Placement tp);
+EdgeCosts edge_costs(const Model& m, const Plan& p, const RankDims& r, const DeviceRates& dev, const CommModel& comm,
+                     Placement tp);
 
 }  // namespace ptdp

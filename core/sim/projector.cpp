@@ -86,7 +86,7 @@ Projection project_with(const Config& cfg, const PipelineCosts& costs, const Pas
   out.bubble = pipeline_bubble(out.timeline);
   out.memory_formula = formula;
   const MemoryTraits traits = memory_traits(cfg.machine, p);
-  out.memory = memory_per_stage(cfg.model, p, traits, formula, programs);
+  out.memory = memory_per_stage(cfg.model, p, RankDims(cfg.model, p), traits, formula, programs);
   for (const auto& stage : out.memory) out.peak_bytes = std::max(out.peak_bytes, stage.total());
   out.fits = fits(cfg.machine, out.peak_bytes);
   return out;

@@ -9,29 +9,29 @@ namespace ptdp {
 Coord Topology::coord(int rank) const {
   if (rank < 0 || rank >= world())
     throw std::out_of_range("rank " + std::to_string(rank) + " outside a world of " + std::to_string(world()));
-  return {rank % t, (rank / t) % d, rank / (t * d)};
+  return {rank % tp, (rank / tp) % dp, rank / (tp * dp)};
 }
 
-int Topology::rank_of(Coord c) const { return c.pp * t * d + c.dp * t + c.tp; }
+int Topology::rank_of(Coord c) const { return c.pp * tp * dp + c.dp * tp + c.tp; }
 
 std::vector<int> Topology::tp_group(int rank) const {
   Coord c = coord(rank);
   std::vector<int> g;
-  for (c.tp = 0; c.tp < t; ++c.tp) g.push_back(rank_of(c));
+  for (c.tp = 0; c.tp < tp; ++c.tp) g.push_back(rank_of(c));
   return g;
 }
 
 std::vector<int> Topology::dp_group(int rank) const {
   Coord c = coord(rank);
   std::vector<int> g;
-  for (c.dp = 0; c.dp < d; ++c.dp) g.push_back(rank_of(c));
+  for (c.dp = 0; c.dp < dp; ++c.dp) g.push_back(rank_of(c));
   return g;
 }
 
 std::vector<int> Topology::pp_group(int rank) const {
   Coord c = coord(rank);
   std::vector<int> g;
-  for (c.pp = 0; c.pp < p; ++c.pp) g.push_back(rank_of(c));
+  for (c.pp = 0; c.pp < pp; ++c.pp) g.push_back(rank_of(c));
   return g;
 }
 
@@ -39,8 +39,8 @@ std::vector<int> Topology::embedding_group(int rank) const {
   Coord c = coord(rank);
   c.pp = 0;
   std::vector<int> g{rank_of(c)};
-  c.pp = p - 1;
-  if (p > 1) g.push_back(rank_of(c));
+  c.pp = pp - 1;
+  if (pp > 1) g.push_back(rank_of(c));
   return g;
 }
 
@@ -53,17 +53,17 @@ std::vector<int> Topology::node_ranks(int rank) const {
 
 int Topology::tp_color(int rank) const {
   const Coord c = coord(rank);
-  return c.pp * d + c.dp;
+  return c.pp * dp + c.dp;
 }
 
 int Topology::dp_color(int rank) const {
   const Coord c = coord(rank);
-  return c.pp * t + c.tp;
+  return c.pp * tp + c.tp;
 }
 
 int Topology::pp_color(int rank) const {
   const Coord c = coord(rank);
-  return c.dp * t + c.tp;
+  return c.dp * tp + c.tp;
 }
 
 }  // namespace ptdp

@@ -15,12 +15,12 @@ struct Coord {
 };
 
 struct Topology {
-  int t = 1;              // tensor-parallel size
-  int p = 1;              // pipeline-parallel size
-  int d = 1;              // data-parallel size
+  int tp = 1;             // tensor-parallel size t
+  int pp = 1;             // pipeline-parallel size p
+  int dp = 1;             // data-parallel size d
   int gpus_per_node = 1;  // ranks per node, for placement
 
-  int world() const { return t * p * d; }
+  int world() const { return tp * pp * dp; }
   Coord coord(int rank) const;
   int rank_of(Coord c) const;
   int node_of(int rank) const { return rank / gpus_per_node; }

@@ -78,13 +78,15 @@ template <class T> Tolerance attention_out(double s) { return reduction<T>(2 * s
 // and dS carries dP = dO·Vᵀ and D = rowsum(dO∘O), length-d reductions with O
 // rounded to T. u16·(1 + sqrt(4(s + d))) ≥ u16·(1 + √2·(√s + √d)): a length-s and
 // a length-d rounding with room for the second rounded intermediate.
-template <class T> Tolerance attention_grad(double s, double d) { return reduction<T>(4 * (s + d)); }
+template <class T> Tolerance attention_grad(double s, double head_dim) { return reduction<T>(4 * (s + head_dim)); }
 // Grouped-query attention dk, dv: kv head j gathers the r = a/g query heads it
 // serves, a reduction over r·s terms in place of s: attention_grad(r·s, d).
-template <class T> Tolerance attention_kv_grad(double s, double d, double r) { return attention_grad<T>(r * s, d); }
+template <class T> Tolerance attention_kv_grad(double s, double head_dim, double r) {
+  return attention_grad<T>(r * s, head_dim);
+}
 // cuDNN's softmax statistics (fp32 log-sum-exp of the scaled scores) against a
 // double reference: fp32 dot products of length d, then an fp32 sum of s terms.
-inline Tolerance attention_stats(double s, double d) { return fp32_reduction(s + d); }
+inline Tolerance attention_stats(double s, double head_dim) { return fp32_reduction(s + head_dim); }
 
 // RoPE (in place, x1·cos − x2·sin): fp32 math on exact inputs rounded once to
 // T (elementwise), plus the angle p·theta^(-2j/d) for p < s taken in fp32 on the

@@ -111,7 +111,7 @@ TYPED_TEST(CudaLlamaOps, SwigluMatchesTheCpu) {
 }
 
 struct RopeCase {
-  std::int64_t b, s, a, g, d;
+  std::int64_t b, s, a, g, head_dim;
 };
 constexpr RopeCase kRopeCases[] = {{2, 45, 4, 2, 16}, {1, 300, 2, 2, 64}, {2, 17, 6, 1, 10}};
 
@@ -121,11 +121,11 @@ TYPED_TEST(CudaLlamaOps, RopeForwardAndBackwardMatchTheCpu) {
   std::mt19937 rng(303);
   for (const RopeCase& x : kRopeCases) {
     const std::string what = " (b " + std::to_string(x.b) + ", s " + std::to_string(x.s) + ", a " +
-                             std::to_string(x.a) + ", g " + std::to_string(x.g) + ", d " + std::to_string(x.d) + ")";
-    const Shape qs{x.b, x.s, x.a, x.d}, kvs{x.b, x.s, x.g, 2, x.d};
-    const auto q = gputest::random_values<T>(rng, x.b * x.s * x.a * x.d);
-    const auto kv = gputest::random_values<T>(rng, x.b * x.s * x.g * 2 * x.d);
-    const double theta = x.d == 64 ? 500000.0 : 10000.0;  // Llama 3's base and the original one
+                             std::to_string(x.a) + ", g " + std::to_string(x.g) + ", d " + std::to_string(x.head_dim) + ")";
+    const Shape qs{x.b, x.s, x.a, x.head_dim}, kvs{x.b, x.s, x.g, 2, x.head_dim};
+    const auto q = gputest::random_values<T>(rng, x.b * x.s * x.a * x.head_dim);
+    const auto kv = gputest::random_values<T>(rng, x.b * x.s * x.g * 2 * x.head_dim);
+    const double theta = x.head_dim == 64 ? 500000.0 : 10000.0;  // Llama 3's base and the original one
     for (const bool backward : {false, true}) {
       gputest::CpuReference cpu;
       Tensor cq = cpu.upload(q, qs), ckv = cpu.upload(kv, kvs);

@@ -65,12 +65,12 @@ AttentionRun run_attention(Harness& h, const std::vector<float>& q, const std::v
 // Grouped-query attention (a = 4 query heads on g = 2 kv heads), s = 45 not a tile multiple.
 TEST(CudaOps, FusedAndUnfusedAttentionMatchTheCpuAndEachOther) {
   PTDP_REQUIRE_GPU();
-  const std::int64_t b = 2, s = 45, a = 4, g = 2, d = 32;
-  const Shape q_shape{b, s, a, d}, kv_shape{b, s, g, 2, d};
+  const std::int64_t b = 2, s = 45, a = 4, g = 2, head_dim = 32;
+  const Shape q_shape{b, s, a, head_dim}, kv_shape{b, s, g, 2, head_dim};
   std::mt19937 rng(5);
-  const auto q = gputest::random_values<__nv_bfloat16>(rng, b * s * a * d);
-  const auto kv = gputest::random_values<__nv_bfloat16>(rng, b * s * g * 2 * d);
-  const auto dout = gputest::random_values<__nv_bfloat16>(rng, b * s * a * d);
+  const auto q = gputest::random_values<__nv_bfloat16>(rng, b * s * a * head_dim);
+  const auto kv = gputest::random_values<__nv_bfloat16>(rng, b * s * g * 2 * head_dim);
+  const auto dout = gputest::random_values<__nv_bfloat16>(rng, b * s * a * head_dim);
   gputest::CpuReference cpu;
   const AttentionRun ref = run_attention(cpu, q, kv, dout, q_shape, kv_shape);
   for (Attention kind : {Attention::flash, Attention::unfused})
@@ -80,8 +80,8 @@ TEST(CudaOps, FusedAndUnfusedAttentionMatchTheCpuAndEachOther) {
       const std::string what = std::string(kind == Attention::flash ? "flash" : "unfused") + (fused ? "" : ", unfused ops");
       using BF = __nv_bfloat16;
       expect_close<BF>(r.out, ref.out, gputest::attention_out<BF>(s), what + ": out");
-      expect_close<BF>(r.dq, ref.dq, gputest::attention_grad<BF>(s, d), what + ": dq");
-      expect_close<BF>(r.dkv, ref.dkv, gputest::attention_kv_grad<BF>(s, d, a / g), what + ": dkv");
+      expect_close<BF>(r.dq, ref.dq, gputest::attention_grad<BF>(s, head_dim), what + ": dq");
+      expect_close<BF>(r.dkv, ref.dkv, gputest::attention_kv_grad<BF>(s, head_dim, a / g), what + ": dkv");
     }
 }
 

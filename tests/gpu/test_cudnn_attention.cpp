@@ -31,12 +31,12 @@ using gputest::TypeNames;
 using gputest::Types16;
 
 struct Dims {
-  std::int64_t b, s, a, g, d;
-  std::int64_t q() const { return b * s * a * d; }
-  std::int64_t kv() const { return b * s * g * 2 * d; }
+  std::int64_t b, s, a, g, head_dim;
+  std::int64_t q() const { return b * s * a * head_dim; }
+  std::int64_t kv() const { return b * s * g * 2 * head_dim; }
   std::int64_t stats() const { return b * a * s; }
-  Shape q_shape() const { return {b, s, a, d}; }
-  Shape kv_shape() const { return {b, s, g, 2, d}; }
+  Shape q_shape() const { return {b, s, a, head_dim}; }
+  Shape kv_shape() const { return {b, s, g, 2, head_dim}; }
 };
 // s = 100, 129, 257 end inside a 64-row tile; d = 80 is not a power of two;
 // g = a (multi-head), g < a (grouped-query) and g = 1 (multi-query).
@@ -45,7 +45,7 @@ constexpr Dims kShapes[] = {{1, 100, 2, 2, 64}, {2, 129, 6, 3, 80}, {1, 129, 4, 
 
 std::string name(const char* what, const Dims& x) {
   return std::string(what) + " (b " + std::to_string(x.b) + ", s " + std::to_string(x.s) + ", a " +
-         std::to_string(x.a) + ", g " + std::to_string(x.g) + ", d " + std::to_string(x.d) + ")";
+         std::to_string(x.a) + ", g " + std::to_string(x.g) + ", d " + std::to_string(x.head_dim) + ")";
 }
 
 // Inputs exact in T and the CPU backend's out, dq, dkv in fp32.
@@ -70,8 +70,8 @@ template <class T> Reference reference(const Dims& x, unsigned seed) {
 
 template <class T>
 void expect_grads(const std::vector<float>& dq, const std::vector<float>& dkv, const Reference& r, const Dims& x) {
-  gputest::expect_close<T>(dq, r.dq, gputest::attention_grad<T>(double(x.s), double(x.d)), "dq");
-  gputest::expect_close<T>(dkv, r.dkv, gputest::attention_kv_grad<T>(double(x.s), double(x.d), double(x.a / x.g)),
+  gputest::expect_close<T>(dq, r.dq, gputest::attention_grad<T>(double(x.s), double(x.head_dim)), "dq");
+  gputest::expect_close<T>(dkv, r.dkv, gputest::attention_kv_grad<T>(double(x.s), double(x.head_dim), double(x.a / x.g)),
                            "dkv");
 }
 
@@ -91,16 +91,16 @@ TYPED_TEST_SUITE(CudnnAttentionTest, Types16, TypeNames);
 std::vector<float> stats_reference(const Reference& r, const Dims& x) {
   std::vector<float> stats(x.stats());
   std::vector<double> z(x.s);
-  const double scale = 1.0 / std::sqrt(static_cast<double>(x.d));
+  const double scale = 1.0 / std::sqrt(static_cast<double>(x.head_dim));
   for (std::int64_t ib = 0; ib < x.b; ++ib)
     for (std::int64_t i = 0; i < x.a; ++i) {
-      const auto q_at = [&](std::int64_t t) { return &r.q[((ib * x.s + t) * x.a + i) * x.d]; };
-      const auto k_at = [&](std::int64_t u) { return &r.kv[((ib * x.s + u) * x.g + i / (x.a / x.g)) * 2 * x.d]; };
+      const auto q_at = [&](std::int64_t t) { return &r.q[((ib * x.s + t) * x.a + i) * x.head_dim]; };
+      const auto k_at = [&](std::int64_t u) { return &r.kv[((ib * x.s + u) * x.g + i / (x.a / x.g)) * 2 * x.head_dim]; };
       for (std::int64_t t = 0; t < x.s; ++t) {
         double mx = -INFINITY, sum = 0;
         for (std::int64_t u = 0; u <= t; ++u) {
           double dot = 0;
-          for (std::int64_t e = 0; e < x.d; ++e) dot += static_cast<double>(q_at(t)[e]) * k_at(u)[e];
+          for (std::int64_t e = 0; e < x.head_dim; ++e) dot += static_cast<double>(q_at(t)[e]) * k_at(u)[e];
           z[u] = dot * scale;
           mx = std::max(mx, z[u]);
         }
@@ -120,7 +120,7 @@ struct CudnnRun {
 
 template <class T>
 CudnnRun run_cudnn(cuda::CudnnAttention& sdpa, const Dims& x, const Reference& r, bool deterministic) {
-  const cuda::SdpaKey key{x.b, x.s, x.a, x.g, x.d, dtype_of<T>(), deterministic};
+  const cuda::SdpaKey key{x.b, x.s, x.a, x.g, x.head_dim, dtype_of<T>(), deterministic};
   DeviceBuffer<T> q(gputest::to_type<T>(r.q)), kv(gputest::to_type<T>(r.kv)), dout(gputest::to_type<T>(r.dout));
   DeviceBuffer<T> out(x.q()), dq(x.q()), dkv(x.kv());
   DeviceBuffer<float> stats(x.stats());
@@ -137,10 +137,10 @@ TYPED_TEST(CudnnAttentionTest, ForwardAndBackwardMatchTheCpuReference) {
   cuda::CudnnAttention sdpa(nullptr);
   for (const Dims& x : kShapes) {
     SCOPED_TRACE(name("cuDNN", x));
-    const Reference r = reference<T>(x, static_cast<unsigned>(7 + x.s * 131 + x.d + x.g));
+    const Reference r = reference<T>(x, static_cast<unsigned>(7 + x.s * 131 + x.head_dim + x.g));
     const CudnnRun g = run_cudnn<T>(sdpa, x, r, false);
     gputest::expect_close<T>(g.out, r.out, gputest::attention_out<T>(double(x.s)), "out");
-    gputest::expect_close<float>(g.stats, stats_reference(r, x), gputest::attention_stats(double(x.s), double(x.d)),
+    gputest::expect_close<float>(g.stats, stats_reference(r, x), gputest::attention_stats(double(x.s), double(x.head_dim)),
                                  "stats");
     expect_grads<T>(g.dq, g.dkv, r, x);
   }
@@ -173,11 +173,11 @@ TYPED_TEST(CudnnAttentionTest, GraphsAreBuiltOncePerKey) {
   EXPECT_EQ(sdpa.graphs_built(), 2);  // forward and backward
   run_cudnn<T>(sdpa, x, r, false);
   EXPECT_EQ(sdpa.graphs_built(), 2);
-  sdpa.backward_workspace_bytes(cuda::SdpaKey{x.b, x.s, x.a, x.g, x.d, dtype_of<T>(), true});
+  sdpa.backward_workspace_bytes(cuda::SdpaKey{x.b, x.s, x.a, x.g, x.head_dim, dtype_of<T>(), true});
   EXPECT_EQ(sdpa.graphs_built(), 3);
-  sdpa.forward_workspace_bytes(cuda::SdpaKey{x.b, 129, x.a, x.g, x.d, dtype_of<T>(), false});
+  sdpa.forward_workspace_bytes(cuda::SdpaKey{x.b, 129, x.a, x.g, x.head_dim, dtype_of<T>(), false});
   EXPECT_EQ(sdpa.graphs_built(), 4);
-  sdpa.forward_workspace_bytes(cuda::SdpaKey{x.b, x.s, x.a, 1, x.d, dtype_of<T>(), false});
+  sdpa.forward_workspace_bytes(cuda::SdpaKey{x.b, x.s, x.a, 1, x.head_dim, dtype_of<T>(), false});
   EXPECT_EQ(sdpa.graphs_built(), 5);
 }
 #endif
@@ -204,7 +204,7 @@ TYPED_TEST(CudnnAttentionTest, UnfusedPathMatchesTheCpuReference) {
     for (const bool fused_ops : {true, false}) {
       SCOPED_TRACE(name(fused_ops ? "unfused attention, fused softmax" : "unfused attention, unfused softmax", x));
       gputest::Gpu g(dtype_of<T>(), fused_ops, Attention::unfused);
-      const Reference r = reference<T>(x, static_cast<unsigned>(3 + x.s + x.d + x.g));
+      const Reference r = reference<T>(x, static_cast<unsigned>(3 + x.s + x.head_dim + x.g));
       const OpsRun o = run_ops(g, r, x);
       gputest::expect_close<T>(o.out, r.out, gputest::attention_out<T>(double(x.s)), "out");
       expect_grads<T>(o.dq, o.dkv, r, x);
@@ -221,10 +221,10 @@ TYPED_TEST(CudnnAttentionTest, CudnnAndUnfusedAgree) {
     gputest::Gpu fast(dtype_of<T>(), true, Attention::flash), paper(dtype_of<T>(), true, Attention::unfused);
     const OpsRun f = run_ops(fast, r, x), p = run_ops(paper, r, x);
     const auto twice = [](gputest::Tolerance t) { return gputest::Tolerance{2 * t.atol, 2 * t.rtol}; };
-    const double s = double(x.s), d = double(x.d), group = double(x.a / x.g);
+    const double s = double(x.s), head_dim = double(x.head_dim), group = double(x.a / x.g);
     gputest::expect_close<T>(f.out, p.out, twice(gputest::attention_out<T>(s)), "out");
-    gputest::expect_close<T>(f.dq, p.dq, twice(gputest::attention_grad<T>(s, d)), "dq");
-    gputest::expect_close<T>(f.dkv, p.dkv, twice(gputest::attention_kv_grad<T>(s, d, group)), "dkv");
+    gputest::expect_close<T>(f.dq, p.dq, twice(gputest::attention_grad<T>(s, head_dim)), "dq");
+    gputest::expect_close<T>(f.dkv, p.dkv, twice(gputest::attention_kv_grad<T>(s, head_dim, group)), "dkv");
   }
 }
 

@@ -5,10 +5,9 @@
 // trace's tracks.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <set>
 
+#include "core/topology/process_place.h"
 #include "tests/cli_test_util.h"
 
 namespace ptdp {
@@ -29,12 +28,6 @@ nlohmann::json train_two_ranks(const ScratchDir& dir, const std::string& options
   return r.status == 0 ? nlohmann::json::parse(test::read_file(dir.path() / "r.json")) : nlohmann::json{};
 }
 
-std::string this_host() {
-  char name[256] = "";
-  gethostname(name, sizeof name - 1);
-  return name;
-}
-
 TEST(LaunchStragglers, APlantedSlowRankIsNamed) {
   ScratchDir dir("straggler");
   std::string out;
@@ -48,7 +41,7 @@ TEST(LaunchStragglers, APlantedSlowRankIsNamed) {
   ASSERT_EQ(j["ranks"].size(), 2u);
   for (int r = 0; r < 2; ++r) {
     const auto& rank = j["ranks"][r];
-    EXPECT_EQ(rank["host"], this_host());
+    EXPECT_EQ(rank["host"], this_process().host);
     EXPECT_EQ(rank["local_rank"], r);
     EXPECT_EQ(rank["node"], 0);
     EXPECT_EQ(rank["iteration_s"].size(), 7u);
@@ -61,7 +54,8 @@ TEST(LaunchStragglers, APlantedSlowRankIsNamed) {
   const auto trace = nlohmann::json::parse(test::read_file(dir.path() / "t.json"));
   for (const auto& e : trace["traceEvents"])
     if (e["name"] == "thread_name") tracks.insert(e["args"]["name"].get<std::string>());
-  EXPECT_EQ(tracks, (std::set<std::string>{"rank 0 (t0 d0 p0) @ " + this_host(), "rank 1 (t0 d1 p0) @ " + this_host()}));
+  const std::string host = this_process().host;
+  EXPECT_EQ(tracks, (std::set<std::string>{"rank 0 (t0 d0 p0) @ " + host, "rank 1 (t0 d1 p0) @ " + host}));
 }
 
 TEST(LaunchStragglers, WithoutAFaultRankOneIsNotNamedAsTwiceTheMedian) {

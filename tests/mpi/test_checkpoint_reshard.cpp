@@ -32,7 +32,7 @@ namespace fs = std::filesystem;
 constexpr int kReshardSaveAt = 3, kReshardIterations = 5;
 
 struct Shape3 {
-  int t, p, d;
+  int t, p, dp;
   bool distributed_optimizer = false;
   bool llama = false;  // the Llama block (use_llama_block)
 };
@@ -42,7 +42,7 @@ Config reshard_config(const Shape3& s) {
   if (s.llama) test::use_llama_block(c.model);
   c.plan.tp = s.t;
   c.plan.pp = s.p;
-  c.plan.dp = s.d;
+  c.plan.dp = s.dp;
   c.plan.distributed_optimizer = s.distributed_optimizer;
   return c;
 }
@@ -75,8 +75,8 @@ struct Reshard {
   Shape3 saved, loaded;
 };
 void PrintTo(const Reshard& r, std::ostream* os) {
-  *os << "(" << r.saved.t << "," << r.saved.p << "," << r.saved.d << (r.saved.distributed_optimizer ? ",distopt" : "")
-      << ")->(" << r.loaded.t << "," << r.loaded.p << "," << r.loaded.d
+  *os << "(" << r.saved.t << "," << r.saved.p << "," << r.saved.dp << (r.saved.distributed_optimizer ? ",distopt" : "")
+      << ")->(" << r.loaded.t << "," << r.loaded.p << "," << r.loaded.dp
       << (r.loaded.distributed_optimizer ? ",distopt" : "") << ")" << (r.saved.llama ? " llama" : "");
 }
 
@@ -91,7 +91,7 @@ TEST_P(CheckpointReshard, ContinuesTheUninterruptedRun) {
   const fs::path dir = fs::temp_directory_path() / ("ptdp-test-reshard-" + std::to_string(static_cast<long>(pid)));
   if (world.rank() == 0) fs::remove_all(dir);
   world.barrier();
-  on_first_ranks(c.saved.t * c.saved.p * c.saved.d, [&](Communicator& sub) { reshard_train(c.saved, sub, 0, kReshardSaveAt, {}, dir); });
+  on_first_ranks(c.saved.t * c.saved.p * c.saved.dp, [&](Communicator& sub) { reshard_train(c.saved, sub, 0, kReshardSaveAt, {}, dir); });
   if (world.rank() == 0) {  // every element of a kv weight written once, shared or split
     // and the save passes every check a load makes first (coverage of each parameter, each piece's tensors)
     const ConfigErrors problems = checkpoint_problems(dir, reshard_config(c.saved), "--load");
@@ -102,7 +102,7 @@ TEST_P(CheckpointReshard, ContinuesTheUninterruptedRun) {
         if (piece.param == "layers.0.kv.weight") written += piece.count, full = shape_numel(piece.full_shape);
     EXPECT_EQ(written, full);
   }
-  on_first_ranks(c.loaded.t * c.loaded.p * c.loaded.d, [&](Communicator& sub) {
+  on_first_ranks(c.loaded.t * c.loaded.p * c.loaded.dp, [&](Communicator& sub) {
     const std::vector<double> losses = reshard_train(c.loaded, sub, kReshardSaveAt, kReshardIterations, dir, {});
     for (std::size_t i = 0; i < losses.size(); ++i) {
       const double ref = reshard_reference(c.saved.llama)[kReshardSaveAt + i];

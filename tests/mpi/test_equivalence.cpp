@@ -28,7 +28,7 @@ namespace {
 constexpr int kIterations = 5;
 
 struct Layout {
-  int t, p, d, v;
+  int t, p, dp, v;
   const char* schedule;
   Recompute recompute;
   bool scatter_gather;
@@ -57,7 +57,7 @@ std::string schedule_tag(const char* schedule) {
 }
 
 std::string name_of(const Layout& l) {
-  return "t" + std::to_string(l.t) + "p" + std::to_string(l.p) + "d" + std::to_string(l.d) + "v" +
+  return "t" + std::to_string(l.t) + "p" + std::to_string(l.p) + "d" + std::to_string(l.dp) + "v" +
          std::to_string(l.v) + "_" + schedule_tag(l.schedule) + "_" +
          to_string(l.recompute) + (l.scatter_gather ? "_sg" : "") + split_name(l.layers_per_stage) +
          (l.sequence_parallel ? "_sp" : "") +
@@ -118,7 +118,7 @@ void run_layout(const Layout& l, Communicator& sub) {
   Config cfg = base_config(l.llama);
   cfg.plan.tp = l.t;
   cfg.plan.pp = l.p;
-  cfg.plan.dp = l.d;
+  cfg.plan.dp = l.dp;
   cfg.plan.virtual_stages = l.v;
   cfg.plan.schedule = l.schedule;
   cfg.plan.recompute = l.recompute;
@@ -131,7 +131,7 @@ void run_layout(const Layout& l, Communicator& sub) {
   ASSERT_TRUE(validate(cfg, sub.size()).empty()) << validate(cfg, sub.size()).front().message;
   CpuAllocator alloc(sub.rank());
   CpuOps ops(alloc);
-  ProcessGroups groups = make_process_groups(sub, {l.t, l.p, l.d, 8}, l.tp_comm_overlap);
+  ProcessGroups groups = make_process_groups(sub, {l.t, l.p, l.dp, 8}, l.tp_comm_overlap);
   auto data = make_synthetic_source(cfg.model.vocab, cfg.plan.seed);
   Trainer trainer(cfg, ops, groups, *data);
   for (int i = 0; i < kIterations; ++i) {
@@ -149,7 +149,7 @@ class Equivalence : public testing::TestWithParam<Layout> {};
 TEST_P(Equivalence, ReproducesTheSingleRankRun) {
   const Layout& l = GetParam();
   Communicator& world = test::mpi_world();
-  const int n = l.t * l.p * l.d;
+  const int n = l.t * l.p * l.dp;
   ASSERT_LE(n, world.size()) << "run under mpirun -np " << n << " or more";
   reference(l.llama);  // outside the timed collective part: every rank builds it
   auto sub = world.split(world.rank() < n ? 0 : 1, world.rank());
@@ -159,7 +159,7 @@ TEST_P(Equivalence, ReproducesTheSingleRankRun) {
 
 std::vector<Layout> layouts() {
   struct Shape {
-    int t, p, d, v;
+    int t, p, dp, v;
   };
   const Shape shapes[] = {{2, 1, 1, 1}, {1, 2, 1, 1}, {1, 1, 2, 1}, {2, 2, 1, 1}, {2, 1, 2, 1},
                           {1, 2, 2, 1}, {2, 2, 2, 1}, {1, 4, 1, 1}, {1, 2, 1, 2}, {2, 2, 2, 2}};
@@ -172,7 +172,7 @@ std::vector<Layout> layouts() {
       for (Recompute r : {Recompute::none, Recompute::full})
         for (bool sg : {false, true}) {
           if (sg && (s.t == 1 || s.p == 1)) continue;  // scatter/gather acts between stages of a tensor group
-          out.push_back({s.t, s.p, s.d, s.v, schedule, r, sg});
+          out.push_back({s.t, s.p, s.dp, s.v, schedule, r, sg});
         }
   }
   // Uneven stages: 4 layers over 3 stages, which no even split allows.
@@ -180,10 +180,10 @@ std::vector<Layout> layouts() {
   // Zero bubble (B and W split, W's GEMMs deferred): issue 17's layouts, and
   // full recompute once (W keeps the recomputed GEMM inputs).
   for (const Shape& s : {Shape{1, 2, 1, 1}, Shape{1, 4, 1, 1}, Shape{2, 2, 2, 1}})
-    out.push_back({s.t, s.p, s.d, s.v, "zb-h1", Recompute::none, s.t > 1});
+    out.push_back({s.t, s.p, s.dp, s.v, "zb-h1", Recompute::none, s.t > 1});
   out.push_back({1, 2, 1, 1, "zb-h1", Recompute::full, false});
   // ZB-H2: ZB-H1's machinery with more warm-up forwards (2p−1 in flight on rank 0).
-  for (const Shape& s : {Shape{1, 2, 1, 1}, Shape{1, 4, 1, 1}}) out.push_back({s.t, s.p, s.d, s.v, "zb-h2", Recompute::none, false});
+  for (const Shape& s : {Shape{1, 2, 1, 1}, Shape{1, 4, 1, 1}}) out.push_back({s.t, s.p, s.dp, s.v, "zb-h2", Recompute::none, false});
   // Sequence parallelism: token rows split over the tensor group between the
   // GEMMs and across stage boundaries; with recompute, interleaving, zero bubble.
   for (Recompute r : {Recompute::none, Recompute::full}) out.push_back({2, 1, 1, 1, "1f1b", r, false, {}, true});
@@ -194,11 +194,11 @@ std::vector<Layout> layouts() {
   // parameters all-gathered; with and without overlapping both.
   for (const Shape& s : {Shape{1, 1, 2, 1}, Shape{2, 2, 2, 1}})
     for (bool overlap : {true, false})
-      out.push_back({s.t, s.p, s.d, s.v, "1f1b", Recompute::none, false, {}, false, true, overlap});
+      out.push_back({s.t, s.p, s.dp, s.v, "1f1b", Recompute::none, false, {}, false, true, overlap});
   // Tensor-parallel communication overlap: the rings of t = 2 (one neighbour) and
   // t = 4 (distinct previous and next ranks), and under zero bubble's deferred W.
   for (const Shape& s : {Shape{2, 1, 1, 1}, Shape{4, 1, 1, 1}})
-    out.push_back({s.t, s.p, s.d, s.v, "1f1b", Recompute::none, false, {}, true, false, true, true});
+    out.push_back({s.t, s.p, s.dp, s.v, "1f1b", Recompute::none, false, {}, true, false, true, true});
   out.push_back({2, 2, 2, 1, "zb-h1", Recompute::none, false, {}, true, false, true, true});
   // The Llama block: kv heads split over t = 2, shared by pairs of ranks at
   // t = 4 (under sequence parallelism, its ring overlap, zero bubble's deferred

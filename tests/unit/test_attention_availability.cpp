@@ -34,11 +34,12 @@ TEST(AttentionAvailability, FlashOnCudaNeedsCudnn) {
 }
 
 TEST(AttentionAvailability, FlashOnCudaNeedsAHeadDimCudnnTakes) {
-  for (const std::int64_t d : {64, 80, 128, 256}) EXPECT_EQ(attention_unavailable(Device::cuda, Attention::flash, d) == "",
-                                                             attention_unavailable(Device::cuda, Attention::flash) == "");
-  for (const std::int64_t d : {20, 100, 264}) {
-    const std::string why = attention_unavailable(Device::cuda, Attention::flash, d);
-    EXPECT_NE(why.find("plan.attention"), std::string::npos) << d << ": " << why;
+  for (const std::int64_t head_dim : {64, 80, 128, 256})
+    EXPECT_EQ(attention_unavailable(Device::cuda, Attention::flash, head_dim) == "",
+              attention_unavailable(Device::cuda, Attention::flash) == "");
+  for (const std::int64_t head_dim : {20, 100, 264}) {
+    const std::string why = attention_unavailable(Device::cuda, Attention::flash, head_dim);
+    EXPECT_NE(why.find("plan.attention"), std::string::npos) << head_dim << ": " << why;
   }
   EXPECT_EQ(attention_unavailable(Device::cuda, Attention::unfused, 20), "");
 }

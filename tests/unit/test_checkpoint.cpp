@@ -34,9 +34,9 @@ std::vector<double> ckpt_train(const Config& cfg, int from, int to, const fs::pa
   return test::train_span_on_threads(cfg, from, to, load, save);
 }
 
-Config ckpt_layout(int d, bool distributed_optimizer) {
+Config ckpt_layout(int dp, bool distributed_optimizer) {
   Config c = test::equivalence_config();
-  c.plan.dp = d;
+  c.plan.dp = dp;
   c.plan.distributed_optimizer = distributed_optimizer;
   return c;
 }

@@ -18,10 +18,10 @@ namespace {
 namespace fs = std::filesystem;
 
 // One rank, or two data-parallel ranks that each write a shard (the distributed optimizer).
-Config folders_config(int d = 1) {
+Config folders_config(int dp = 1) {
   Config c = test::equivalence_config();
-  c.plan.dp = d;
-  c.plan.distributed_optimizer = d > 1;
+  c.plan.dp = dp;
+  c.plan.distributed_optimizer = dp > 1;
   return c;
 }
 

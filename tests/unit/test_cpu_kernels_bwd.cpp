@@ -118,13 +118,13 @@ TEST(CpuLinear, BackwardMatchesFiniteDifferencesAndAccumulatesParams) {
 
 // L = Σ dy ∘ attention(q, kv); dq and dkv against float64 finite differences.
 // g < a: each kv head's gradient sums over the a/g query heads reading it.
-void check_attention_backward(int64_t b, int64_t s, int64_t a, int64_t g, int64_t d, unsigned seed) {
+void check_attention_backward(int64_t b, int64_t s, int64_t a, int64_t g, int64_t head_dim, unsigned seed) {
   std::mt19937 rng(seed);
-  auto q = randn(rng, b * s * a * d), kv = randn(rng, b * s * g * 2 * d);
-  const auto dy = randn(rng, b * s * a * d);
+  auto q = randn(rng, b * s * a * head_dim), kv = randn(rng, b * s * g * 2 * head_dim);
+  const auto dy = randn(rng, b * s * a * head_dim);
   const auto loss = [&] {
-    std::vector<double> out(b * s * a * d), probs(b * a * s * s);
-    cpu::attention_forward(q.data(), kv.data(), b, s, a, g, d, out.data(), probs.data());
+    std::vector<double> out(b * s * a * head_dim), probs(b * a * s * s);
+    cpu::attention_forward(q.data(), kv.data(), b, s, a, g, head_dim, out.data(), probs.data());
     return dot(out, dy);
   };
   const auto fd_q = fd_grad(q, loss), fd_kv = fd_grad(kv, loss);
@@ -132,9 +132,9 @@ void check_attention_backward(int64_t b, int64_t s, int64_t a, int64_t g, int64_
   for_float_and_double([&](auto type, Tol tol, const std::string& name) {
     using T = typename decltype(type)::type;
     const auto qt = cast<T>(q), kvt = cast<T>(kv);
-    std::vector<T> out(b * s * a * d), probs(b * a * s * s), dq(q.size(), T(-7)), dkv(kv.size(), T(-7));
-    cpu::attention_forward(qt.data(), kvt.data(), b, s, a, g, d, out.data(), probs.data());
-    cpu::attention_backward(cast<T>(dy).data(), qt.data(), kvt.data(), probs.data(), b, s, a, g, d, dq.data(),
+    std::vector<T> out(b * s * a * head_dim), probs(b * a * s * s), dq(q.size(), T(-7)), dkv(kv.size(), T(-7));
+    cpu::attention_forward(qt.data(), kvt.data(), b, s, a, g, head_dim, out.data(), probs.data());
+    cpu::attention_backward(cast<T>(dy).data(), qt.data(), kvt.data(), probs.data(), b, s, a, g, head_dim, dq.data(),
                             dkv.data());
     expect_close(dq, fd_q, tol, "attention_backward dq" + shape + name);
     expect_close(dkv, fd_kv, tol, "attention_backward dkv" + shape + name);

@@ -106,12 +106,12 @@ TEST(CpuLinear, ForwardMatchesFloat64WithAndWithoutBias) {
 // masked to −inf above the diagonal, softmax by rows; q (b, s, a, d), kv (b, s, g, 2, d),
 // query head ih reading kv head ih/(a/g).
 void attention_ref(const std::vector<double>& q, const std::vector<double>& kv, int64_t b, int64_t s, int64_t a,
-                   int64_t g, int64_t d, std::vector<double>& out, std::vector<double>& probs) {
-  auto qat = [&](int64_t ib, int64_t t, int64_t ih, int64_t e) { return q[((ib * s + t) * a + ih) * d + e]; };
+                   int64_t g, int64_t head_dim, std::vector<double>& out, std::vector<double>& probs) {
+  auto qat = [&](int64_t ib, int64_t t, int64_t ih, int64_t e) { return q[((ib * s + t) * a + ih) * head_dim + e]; };
   auto kvat = [&](int64_t ib, int64_t t, int64_t ih, int64_t which, int64_t e) {
-    return kv[(((ib * s + t) * g + ih / (a / g)) * 2 + which) * d + e];
+    return kv[(((ib * s + t) * g + ih / (a / g)) * 2 + which) * head_dim + e];
   };
-  out.assign(b * s * a * d, 0.0);
+  out.assign(b * s * a * head_dim, 0.0);
   probs.assign(b * a * s * s, 0.0);
   std::vector<double> sc(s * s);
   for (int64_t ib = 0; ib < b; ++ib) {
@@ -119,8 +119,8 @@ void attention_ref(const std::vector<double>& q, const std::vector<double>& kv, 
       for (int64_t t = 0; t < s; ++t)
         for (int64_t u = 0; u < s; ++u) {
           double q_k = 0;
-          for (int64_t e = 0; e < d; ++e) q_k += qat(ib, t, ih, e) * kvat(ib, u, ih, 0, e);
-          sc[t * s + u] = u > t ? -INFINITY : q_k / std::sqrt(static_cast<double>(d));
+          for (int64_t e = 0; e < head_dim; ++e) q_k += qat(ib, t, ih, e) * kvat(ib, u, ih, 0, e);
+          sc[t * s + u] = u > t ? -INFINITY : q_k / std::sqrt(static_cast<double>(head_dim));
         }
       for (int64_t t = 0; t < s; ++t) {
         double* p = probs.data() + ((ib * a + ih) * s + t) * s;
@@ -128,8 +128,8 @@ void attention_ref(const std::vector<double>& q, const std::vector<double>& kv, 
         double z = 0;
         for (int64_t u = 0; u < s; ++u) z += std::exp(sc[t * s + u] - mx);
         for (int64_t u = 0; u < s; ++u) p[u] = std::exp(sc[t * s + u] - mx) / z;
-        double* o = out.data() + ((ib * s + t) * a + ih) * d;
-        for (int64_t e = 0; e < d; ++e)
+        double* o = out.data() + ((ib * s + t) * a + ih) * head_dim;
+        for (int64_t e = 0; e < head_dim; ++e)
           for (int64_t u = 0; u < s; ++u) o[e] += p[u] * kvat(ib, u, ih, 1, e);
       }
     }
@@ -137,27 +137,27 @@ void attention_ref(const std::vector<double>& q, const std::vector<double>& kv, 
 }
 
 void check_attention_forward(const std::vector<double>& q, const std::vector<double>& kv, int64_t b, int64_t s,
-                             int64_t a, int64_t g, int64_t d, const std::string& what) {
+                             int64_t a, int64_t g, int64_t head_dim, const std::string& what) {
   std::vector<double> ref_out, ref_probs;
-  attention_ref(q, kv, b, s, a, g, d, ref_out, ref_probs);
+  attention_ref(q, kv, b, s, a, g, head_dim, ref_out, ref_probs);
   std::vector<float> out(ref_out.size(), -7.0f), probs(ref_probs.size(), -7.0f);
-  cpu::attention_forward(cast<float>(q).data(), cast<float>(kv).data(), b, s, a, g, d, out.data(), probs.data());
+  cpu::attention_forward(cast<float>(q).data(), cast<float>(kv).data(), b, s, a, g, head_dim, out.data(), probs.data());
   expect_close(out, ref_out, kFwdF32, what + " out");
   expect_close(probs, ref_probs, kFwdF32, what + " probs");
 }
 
 TEST(CpuAttention, ForwardMatchesExplicitMaskedScores) {
   std::mt19937 rng(15);
-  const int64_t b = 2, s = 5, a = 3, d = 4;
-  const auto q = randn(rng, b * s * a * d), kv = randn(rng, b * s * a * 2 * d);
-  check_attention_forward(q, kv, b, s, a, a, d, "attention_forward");
+  const int64_t b = 2, s = 5, a = 3, head_dim = 4;
+  const auto q = randn(rng, b * s * a * head_dim), kv = randn(rng, b * s * a * 2 * head_dim);
+  check_attention_forward(q, kv, b, s, a, a, head_dim, "attention_forward");
 }
 
 TEST(CpuAttention, GroupedQueryForwardMatchesExplicitMaskedScores) {
   std::mt19937 rng(152);
-  const int64_t b = 2, s = 5, a = 6, g = 2, d = 4;  // three query heads per kv head
-  const auto q = randn(rng, b * s * a * d), kv = randn(rng, b * s * g * 2 * d);
-  check_attention_forward(q, kv, b, s, a, g, d, "grouped-query attention_forward");
+  const int64_t b = 2, s = 5, a = 6, g = 2, head_dim = 4;  // three query heads per kv head
+  const auto q = randn(rng, b * s * a * head_dim), kv = randn(rng, b * s * g * 2 * head_dim);
+  check_attention_forward(q, kv, b, s, a, g, head_dim, "grouped-query attention_forward");
 }
 
 TEST(CpuAttention, ForwardIsStableForLargeScores) {
@@ -165,11 +165,11 @@ TEST(CpuAttention, ForwardIsStableForLargeScores) {
   // so exp overflows (fp32 max ≈ e^88) unless the row max is subtracted first.
   std::mt19937 rng(151);
   std::uniform_int_distribution<int> dist(-20, 20);
-  const int64_t b = 1, s = 5, a = 2, d = 4;
-  std::vector<double> q(b * s * a * d), kv(b * s * a * 2 * d);
+  const int64_t b = 1, s = 5, a = 2, head_dim = 4;
+  std::vector<double> q(b * s * a * head_dim), kv(b * s * a * 2 * head_dim);
   for (auto& v : q) v = dist(rng);
   for (auto& v : kv) v = dist(rng);
-  check_attention_forward(q, kv, b, s, a, a, d, "attention_forward, large scores");
+  check_attention_forward(q, kv, b, s, a, a, head_dim, "attention_forward, large scores");
 }
 
 TEST(CpuElementwise, GeluAddScaleSumSquaresMatchFloat64) {

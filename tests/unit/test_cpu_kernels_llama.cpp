@@ -83,41 +83,42 @@ TEST(CpuSwiGlu, ForwardMatchesFormulaAndBackwardFiniteDifferences) {
 // x (b, s, c, stride) with each head's first d values rotated, as rope.h says:
 // position p, pair (j, j + d/2) by the angle p·theta^(-2j/d).
 std::vector<double> rope_ref(const std::vector<double>& x, int64_t b, int64_t s, int64_t c, int64_t stride,
-                             int64_t d, double theta) {
+                             int64_t head_dim, double theta) {
   std::vector<double> y = x;
   for (int64_t ib = 0; ib < b; ++ib)
     for (int64_t p = 0; p < s; ++p)
       for (int64_t ih = 0; ih < c; ++ih)
-        for (int64_t j = 0; j < d / 2; ++j) {
+        for (int64_t j = 0; j < head_dim / 2; ++j) {
           const int64_t at = ((ib * s + p) * c + ih) * stride + j;
-          const double angle = static_cast<double>(p) * std::pow(theta, -2.0 * static_cast<double>(j) / static_cast<double>(d));
-          y[at] = x[at] * std::cos(angle) - x[at + d / 2] * std::sin(angle);
-          y[at + d / 2] = x[at + d / 2] * std::cos(angle) + x[at] * std::sin(angle);
+          const double exponent = -2.0 * static_cast<double>(j) / static_cast<double>(head_dim);
+          const double angle = static_cast<double>(p) * std::pow(theta, exponent);
+          y[at] = x[at] * std::cos(angle) - x[at + head_dim / 2] * std::sin(angle);
+          y[at + head_dim / 2] = x[at + head_dim / 2] * std::cos(angle) + x[at] * std::sin(angle);
         }
   return y;
 }
 
 // q (b, s, a, d): stride d; kv (b, s, g, 2, d): the k half of stride 2d, v untouched.
 TEST(CpuRope, ForwardMatchesFormulaAndBackwardIsItsTranspose) {
-  const int64_t b = 2, s = 5, a = 4, g = 2, d = 6;
+  const int64_t b = 2, s = 5, a = 4, g = 2, head_dim = 6;
   const double theta = 100.0;  // small, so the angles of every pair differ visibly over 5 positions
   std::mt19937 rng(43);
-  auto q = randn(rng, b * s * a * d), kv = randn(rng, b * s * g * 2 * d);
-  for (const auto& [x, c, stride] : {std::tuple{&q, a, d}, std::tuple{&kv, g, 2 * d}}) {
+  auto q = randn(rng, b * s * a * head_dim), kv = randn(rng, b * s * g * 2 * head_dim);
+  for (const auto& [x, c, stride] : {std::tuple{&q, a, head_dim}, std::tuple{&kv, g, 2 * head_dim}}) {
     auto got = cast<float>(*x);
-    cpu::rope_rotate(got.data(), b, s, c, stride, d, theta, 1);
-    expect_close(got, rope_ref(*x, b, s, c, stride, d, theta), kFwdF32,
+    cpu::rope_rotate(got.data(), b, s, c, stride, head_dim, theta, 1);
+    expect_close(got, rope_ref(*x, b, s, c, stride, head_dim, theta), kFwdF32,
                  "rope_rotate forward, stride " + std::to_string(stride));
     const auto dy = randn(rng, x->size());
     const auto fd = fd_grad(*x, [&] {
       auto y = *x;
-      cpu::rope_rotate(y.data(), b, s, c, stride, d, theta, 1);
+      cpu::rope_rotate(y.data(), b, s, c, stride, head_dim, theta, 1);
       return dot(y, dy);
     });
     for_float_and_double([&](auto type, Tol tol, const std::string& name) {
       using T = typename decltype(type)::type;
       auto dx = cast<T>(dy);
-      cpu::rope_rotate(dx.data(), b, s, c, stride, d, theta, -1);
+      cpu::rope_rotate(dx.data(), b, s, c, stride, head_dim, theta, -1);
       expect_close(dx, fd, tol, "rope_rotate backward, stride " + std::to_string(stride) + name);
     });
   }

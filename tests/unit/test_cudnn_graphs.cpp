@@ -24,7 +24,7 @@ namespace {
 std::string key_name(const cuda::SdpaKey& k, int sm) {
   return "b " + std::to_string(k.b) + ", s " + std::to_string(k.s) + ", a " + std::to_string(k.a) + ", g " +
          std::to_string(k.g) + ", d " +
-         std::to_string(k.d) + ", " + dtype_name(k.type) + (k.deterministic ? ", deterministic" : "") + ", sm " +
+         std::to_string(k.head_dim) + ", " + dtype_name(k.type) + (k.deterministic ? ", deterministic" : "") + ", sm " +
          std::to_string(sm);
 }
 
@@ -32,9 +32,9 @@ TEST(CudnnGraphs, ForwardAndBackwardValidateOnAmpereAndHopper) {
   for (const int sm : {80, 90})
     for (const DType t : {DType::bf16, DType::f16})
       for (const bool deterministic : {false, true})
-        for (const std::int64_t d : {64, 80, 128})
+        for (const std::int64_t head_dim : {64, 80, 128})
           for (const std::int64_t s : {100, 129}) {
-            const cuda::SdpaKey key{2, s, 3, 3, d, t, deterministic};
+            const cuda::SdpaKey key{2, s, 3, 3, head_dim, t, deterministic};
             EXPECT_EQ(cuda::sdpa_graphs_invalid(key, sm), "") << key_name(key, sm);
           }
 }

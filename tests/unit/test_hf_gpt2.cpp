@@ -85,7 +85,7 @@ TEST(HfGpt2, LayoutNamesEveryParameterOfTheModel) {
 // (head·2 + j)·d + e (j 0 for k, 1 for v); Conv1D weights are (in, out).
 TEST(HfGpt2, QkvAndConv1DElementsLandWhereTransformersReadsThem) {
   const Model m = hf_test_config().model;
-  const std::int64_t h = m.hidden, d = m.head_dim(), f = m.ffn();
+  const std::int64_t h = m.hidden, head_dim = m.head_dim(), f = m.ffn();
   const FullParams p = hf_patterned(m);
   const auto hf = to_hf_gpt2(p, m);
   const auto& q = p.at("layers.1.q.weight").values;
@@ -95,17 +95,17 @@ TEST(HfGpt2, QkvAndConv1DElementsLandWhereTransformersReadsThem) {
   const std::int64_t zero = 0;
   for (std::int64_t head : {zero, std::int64_t{m.heads} - 1})
     for (std::int64_t j : {0, 1, 2})
-      for (std::int64_t e : {zero, d - 1})
+      for (std::int64_t e : {zero, head_dim - 1})
         for (std::int64_t k : {zero, zero + 5, h - 1}) {
-          const float ours = j == 0 ? q[static_cast<std::size_t>((head * d + e) * h + k)]
-                                    : kv[static_cast<std::size_t>(((head * 2 + j - 1) * d + e) * h + k)];
-          EXPECT_EQ(c_attn.values[static_cast<std::size_t>(k * 3 * h + j * h + head * d + e)], ours)
+          const float ours = j == 0 ? q[static_cast<std::size_t>((head * head_dim + e) * h + k)]
+                                    : kv[static_cast<std::size_t>(((head * 2 + j - 1) * head_dim + e) * h + k)];
+          EXPECT_EQ(c_attn.values[static_cast<std::size_t>(k * 3 * h + j * h + head * head_dim + e)], ours)
               << "head " << head << " j " << j << " e " << e << " k " << k;
         }
-  EXPECT_EQ(hf.at("h.1.attn.c_attn.bias").values[static_cast<std::size_t>(2 * h + 3 * d + 1)],
-            p.at("layers.1.kv.bias").values[static_cast<std::size_t>((3 * 2 + 1) * d + 1)]);
-  EXPECT_EQ(hf.at("h.1.attn.c_attn.bias").values[static_cast<std::size_t>(3 * d + 1)],
-            p.at("layers.1.q.bias").values[static_cast<std::size_t>(3 * d + 1)]);
+  EXPECT_EQ(hf.at("h.1.attn.c_attn.bias").values[static_cast<std::size_t>(2 * h + 3 * head_dim + 1)],
+            p.at("layers.1.kv.bias").values[static_cast<std::size_t>((3 * 2 + 1) * head_dim + 1)]);
+  EXPECT_EQ(hf.at("h.1.attn.c_attn.bias").values[static_cast<std::size_t>(3 * head_dim + 1)],
+            p.at("layers.1.q.bias").values[static_cast<std::size_t>(3 * head_dim + 1)]);
   const auto& fc1 = hf.at("h.0.mlp.c_fc.weight");
   ASSERT_EQ(fc1.shape, (Shape{h, f}));
   EXPECT_EQ(fc1.values[static_cast<std::size_t>(7 * f + 100)],
@@ -260,9 +260,9 @@ TEST(HfGpt2Export, CheckLossIsTheForwardOfTheExportedWeights) {
 }
 
 struct HfImportLayout {
-  int t, p, d;
+  int t, p, dp;
 };
-void PrintTo(const HfImportLayout& l, std::ostream* os) { *os << "t" << l.t << "p" << l.p << "d" << l.d; }
+void PrintTo(const HfImportLayout& l, std::ostream* os) { *os << "t" << l.t << "p" << l.p << "d" << l.dp; }
 
 // The HF folder of a model far from any seeded start: seed 5's weights ×20
 // (std 0.4, where every seed starts at std 0.02 and a loss near ln V').
@@ -312,7 +312,7 @@ TEST_P(HfGpt2Import, EveryLayoutStartsFromTheImportedWeights) {
   // equal up to the GEMMs' blocking, far below the 0.1 that tells the imported
   // start from the seeded one.
   EXPECT_NEAR(single, forward, test::kReblockF32Rel * forward);
-  cfg.plan.tp = l.t, cfg.plan.pp = l.p, cfg.plan.dp = l.d;
+  cfg.plan.tp = l.t, cfg.plan.pp = l.p, cfg.plan.dp = l.dp;
   ASSERT_TRUE(validate(cfg, 2).empty()) << validate(cfg, 2).front().message;
   EXPECT_NEAR(imported_first_loss(cfg, imported, gathered), single, 1e-5 * single);
   for (const auto& [name, t] : imported) EXPECT_EQ(gathered.at(name).values, t.values) << name;
@@ -322,7 +322,7 @@ INSTANTIATE_TEST_SUITE_P(TwoRanks, HfGpt2Import,
                          testing::Values(HfImportLayout{2, 1, 1}, HfImportLayout{1, 2, 1}, HfImportLayout{1, 1, 2}),
                          [](const testing::TestParamInfo<HfImportLayout>& i) {
                            return "t" + std::to_string(i.param.t) + "p" + std::to_string(i.param.p) + "d" +
-                                  std::to_string(i.param.d);
+                                  std::to_string(i.param.dp);
                          });
 
 }  // namespace

@@ -30,7 +30,9 @@ struct Rig {
   explicit Rig(const Config& c)
       : dev(c.machine, c.plan.precision, nullptr), comm(c.machine, nullptr),
         tp(tp_placement(c.plan.tp, c.machine.gpus_per_node)) {}
-  LayerCosts layer(const Config& c) const { return layer_costs(c.model, c.plan, dev, comm, tp); }
+  LayerCosts layer(const Config& c) const {
+    return layer_costs(c.model, c.plan, RankDims(c.model, c.plan), dev, comm, tp);
+  }
   double gemm(double m, double n, double k) const { return dev.gemm_seconds({m, n, k}); }
 };
 
@@ -84,8 +86,8 @@ TEST(LayerCostsBlocks, NoBiasesNoBiasKernelsAndRopeRotatesQAndK) {
   const double rope_bytes = 2 * n * 128 * e * (4 + 4);
   EXPECT_NEAR(rig.layer(rope).forward.memory - rig.layer(gpt).forward.memory,
               rig.dev.memory_seconds(rope_bytes, 2), 1e-12);
-  const EdgeCosts a = edge_costs(gpt.model, gpt.plan, rig.dev, rig.comm, rig.tp);
-  const EdgeCosts b = edge_costs(rope.model, rope.plan, rig.dev, rig.comm, rig.tp);
+  const EdgeCosts a = edge_costs(gpt.model, gpt.plan, RankDims(gpt.model, gpt.plan), rig.dev, rig.comm, rig.tp);
+  const EdgeCosts b = edge_costs(rope.model, rope.plan, RankDims(rope.model, rope.plan), rig.dev, rig.comm, rig.tp);
   EXPECT_LT(b.embedding_forward.memory, a.embedding_forward.memory);
 }
 

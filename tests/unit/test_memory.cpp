@@ -92,9 +92,10 @@ TEST(MemoryModel, ParameterCountIsWhatTheModelHolds) {
   b.plan.precision = Precision::fp32;
   ModelContext ctx{b.ops, b.tp, b.model, b.plan};
   RankModel model(ctx, 0);
-  EXPECT_EQ(model.num_parameters(), rank_parameter_count(b.model, b.plan, 0));
+  const RankDims r(b.model, b.plan);
+  EXPECT_EQ(model.num_parameters(), rank_parameter_count(b.model, b.plan, r, 0));
   const MemoryTraits tr = memory_traits(Device::cpu, Precision::fp32, false);
-  const auto m = memory_model(b.model, b.plan, tr, ActivationFormula::ptdp, 0, build_program("1f1b", {1, 4, 1, 0}));
+  const auto m = memory_model(b.model, b.plan, r, tr, ActivationFormula::ptdp, 0, build_program("1f1b", {1, 4, 1, 0}));
   EXPECT_EQ(m.params, model.num_parameters() * 4);
   EXPECT_EQ(m.grads, m.params);
   EXPECT_EQ(m.optimizer, 2 * m.params);
@@ -108,9 +109,10 @@ TEST(MemoryModel, GpipeKeepsEveryMicroBatchAnd1F1BOne) {
   plan.global_batch = 8;
   plan.micro_batch = 2;
   const MemoryTraits tr = memory_traits(Device::cpu, Precision::fp32, false);
-  const auto gpipe = memory_model(model, plan, tr, ActivationFormula::ptdp, 0, build_program("gpipe", {1, 4, 1, 0}));
-  const auto one = memory_model(model, plan, tr, ActivationFormula::ptdp, 0, build_program("1f1b", {1, 4, 1, 0}));
-  const std::int64_t per_mb = 4 * layer_activation_bytes(model, plan, tr) + head_activation_bytes(model, plan, tr);
+  const RankDims r(model, plan);
+  const auto gpipe = memory_model(model, plan, r, tr, ActivationFormula::ptdp, 0, build_program("gpipe", {1, 4, 1, 0}));
+  const auto one = memory_model(model, plan, r, tr, ActivationFormula::ptdp, 0, build_program("1f1b", {1, 4, 1, 0}));
+  const std::int64_t per_mb = 4 * layer_activation_bytes(model, plan, r, tr) + head_activation_bytes(model, r, tr);
   EXPECT_EQ(one.activations, per_mb);
   EXPECT_EQ(gpipe.activations, 4 * per_mb);
 }
@@ -122,13 +124,14 @@ TEST(MemoryModel, LayerActivationsByHand) {
   const MemoryTraits tr = memory_traits(Device::cpu, Precision::fp32, false);
   // x, ln1, x2, ln2: 4·64; qkv 192; attention out 64; fc1, GeLU 2·256 → 1024 floats, + 4 statistics.
   const std::int64_t kept = 32 * ((4 * 64 + 192 + 64 + 512) * 4 + 16);
-  EXPECT_EQ(layer_activation_bytes(model, plan, tr), kept + 32 * 4 * 16 * 4);  // + probs (a, s) per token
+  const RankDims r(model, plan);  // the recompute mode changes no size
+  EXPECT_EQ(layer_activation_bytes(model, plan, r, tr), kept + 32 * 4 * 16 * 4);  // + probs (a, s) per token
   plan.recompute = Recompute::selective;
-  EXPECT_EQ(layer_activation_bytes(model, plan, tr), kept);
+  EXPECT_EQ(layer_activation_bytes(model, plan, r, tr), kept);
   plan.recompute = Recompute::full;
-  EXPECT_EQ(layer_activation_bytes(model, plan, tr), 32 * 64 * 4);
+  EXPECT_EQ(layer_activation_bytes(model, plan, r, tr), 32 * 64 * 4);
   plan.tp = 2;
-  EXPECT_EQ(rank_parameter_count(model, plan, 0),
+  EXPECT_EQ(rank_parameter_count(model, plan, RankDims(model, plan), 0),
             (3 * 64 * 64 + 3 * 64 + 64 * 64 + 2 * 64 * 256 + 256) / 2 + 6 * 64 + 64 * 64 + 16 * 64 + 2 * 64);
 }
 

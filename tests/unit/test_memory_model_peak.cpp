@@ -50,7 +50,7 @@ struct Layout {
   int t, p, v;
   const char* schedule;
   Recompute recompute;
-  int d = 1;
+  int dp = 1;
   bool distributed_optimizer = false;
   bool sequence_parallel = false;
   bool tp_comm_overlap = false;
@@ -75,7 +75,7 @@ Config layout_config(const Layout& l) {
   c.plan.tp = l.t, c.plan.pp = l.p, c.plan.virtual_stages = l.v;
   c.plan.schedule = l.schedule;
   c.plan.recompute = l.recompute;
-  c.plan.dp = l.d;
+  c.plan.dp = l.dp;
   c.plan.distributed_optimizer = l.distributed_optimizer;
   c.plan.sequence_parallel = l.sequence_parallel;
   c.plan.tp_comm_overlap = l.tp_comm_overlap;
@@ -105,8 +105,9 @@ std::vector<RankMemory> train_and_measure(const Config& cfg) {
     const MemoryTraits tr = memory_traits(Device::cpu, cfg.plan.precision, false);
     RankMemory& m = out[static_cast<std::size_t>(r)];
     m.measured = alloc.stats().peak_bytes;
+    const RankDims dims(cfg.model, cfg.plan);
     const MemoryBreakdown mb =
-        memory_model(cfg.model, cfg.plan, tr, ActivationFormula::ptdp, groups.coord.pp, trainer.program());
+        memory_model(cfg.model, cfg.plan, dims, tr, ActivationFormula::ptdp, groups.coord.pp, trainer.program());
     m.model = mb.total();
     m.state_measured = trainer.optimizer().state_bytes();
     m.state_model = mb.optimizer;

@@ -50,11 +50,11 @@ TEST(Projection, BreakdownAddsUpToTheIterationOnEveryStage) {
 
 // Korthikanti's formula on the A100 profile (16-bit, dropout on), as a projection counts.
 ActivationBytes korthikanti(const Config& c, const Plan& p) {
-  return activation_bytes(c.model, p, memory_traits(c.machine, p), ActivationFormula::korthikanti);
+  return activation_bytes(c.model, p, RankDims(c.model, p), memory_traits(c.machine, p), ActivationFormula::korthikanti);
 }
 MemoryBreakdown projected_memory(const Config& c, int pp_rank, const Program& program) {
-  return memory_model(c.model, c.plan, memory_traits(c.machine, c.plan), ActivationFormula::korthikanti, pp_rank,
-                      program);
+  return memory_model(c.model, c.plan, RankDims(c.model, c.plan), memory_traits(c.machine, c.plan),
+                      ActivationFormula::korthikanti, pp_rank, program);
 }
 
 // Korthikanti et al. 2022, Table 2, per layer with s, b, h, a, t (16-bit, dropout on).
@@ -83,12 +83,12 @@ TEST(ProjectedMemory, EighteenBytesAParameterOrSixPlusSixteenOverD) {
   c.plan.dp = 4;
   const Program prog = build_program("1f1b", {1, 4, 1, 0});
   const auto m = projected_memory(c, 0, prog);
-  const double params = static_cast<double>(rank_parameter_count(c.model, c.plan, 0));
+  const double params = static_cast<double>(rank_parameter_count(c.model, c.plan, RankDims(c.model, c.plan), 0));
   EXPECT_DOUBLE_EQ(static_cast<double>(m.params + m.grads + m.optimizer), 18 * params);
   c.plan.distributed_optimizer = true;
-  const auto d = projected_memory(c, 0, prog);
+  const auto sharded = projected_memory(c, 0, prog);
   // Megatron's 6 + 12/d, and ptdp's owned fp32 gradient shard, the reduce-scatter's target: 4/d.
-  EXPECT_DOUBLE_EQ(static_cast<double>(d.params + d.grads + d.optimizer), (6 + 16.0 / 4) * params);
+  EXPECT_DOUBLE_EQ(static_cast<double>(sharded.params + sharded.grads + sharded.optimizer), (6 + 16.0 / 4) * params);
 }
 
 TEST(ProjectedMemory, InFlightMicroBatchesFollowTheSchedule) {
@@ -115,7 +115,8 @@ TEST(ProjectedMemory, TheActivationFormulaIsAParameter) {
   EXPECT_EQ(own.memory_formula, ActivationFormula::ptdp);
   const Program last = build_program("1f1b", {2, 8, 1, 1});
   EXPECT_EQ(paper.memory[1].total(), projected_memory(c, 1, last).total());
-  const auto ptdp = memory_model(c.model, c.plan, memory_traits(c.machine, c.plan), ActivationFormula::ptdp, 1, last);
+  const auto ptdp = memory_model(c.model, c.plan, RankDims(c.model, c.plan), memory_traits(c.machine, c.plan),
+                                 ActivationFormula::ptdp, 1, last);
   EXPECT_EQ(own.memory[1].total(), ptdp.total());
   EXPECT_EQ(own.memory[1].params + own.memory[1].optimizer, paper.memory[1].params + paper.memory[1].optimizer);
   EXPECT_NE(own.memory[1].activations, paper.memory[1].activations);

@@ -22,7 +22,7 @@ TEST(RankDims, Table1RowByHand) {
   EXPECT_EQ(r.h, 6144);
   EXPECT_EQ(r.f, 3072);       // 4h/t
   EXPECT_EQ(r.a, 6);          // 48/8 heads
-  EXPECT_EQ(r.d, 128);        // 6144/48
+  EXPECT_EQ(r.head_dim, 128);        // 6144/48
   EXPECT_EQ(r.vt, 6400);      // 51200 (already a multiple of 128) / 8
   EXPECT_EQ(r.t, 8);
   EXPECT_EQ(r.e, 2);

@@ -2,6 +2,11 @@
 // ranks and the Chrome trace keep which collective each wait was.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/config/json_read.h"
 #include "core/metrics/timeline.h"
 
 namespace ptdp {
@@ -37,14 +42,42 @@ TEST(Timeline, ChromeTraceNamesWaitsByGroupAndCollective) {
   const auto& list = trace.at("traceEvents");
   EXPECT_EQ(list[1].at("name"), "tp all_reduce");
   EXPECT_EQ(list[1].at("cat"), "communication");
-  EXPECT_EQ(list[1].at("args").at("comm"), 1);
   EXPECT_EQ(list[2].at("name"), "dp broadcast");
-  EXPECT_EQ(list[0].at("args").at("comm"), 0);
   const Timeline back = timeline_from_chrome_trace(trace);
   ASSERT_EQ(back.size(), 3u);
   EXPECT_TRUE(back[0].is_instruction());
   EXPECT_EQ(back[1].comm, Collective::all_reduce);
   EXPECT_EQ(back[2].comm, Collective::broadcast);
+  EXPECT_EQ(back[2].instr.op, Op::backward);
+  EXPECT_EQ(back[2].group, CommGroup::dp);
+}
+
+// The trace's args name the event's enums; reading takes them back by name.
+TEST(Timeline, ChromeTraceWritesEnumsByName) {
+  const nlohmann::json trace = chrome_trace(events_with_waits(), "test");
+  const auto& list = trace.at("traceEvents");
+  const nlohmann::json first = {{"op", "F"}, {"mb", 1}, {"chunk", 0}, {"group", "none"}, {"comm", nullptr}};
+  EXPECT_EQ(list[0].at("args"), first);
+  EXPECT_EQ(list[1].at("args").at("group"), "tp");
+  EXPECT_EQ(list[1].at("args").at("comm"), "all_reduce");
+  EXPECT_EQ(list[2].at("args").at("op"), "B");
+}
+
+// A name ptdp does not know (or an old trace's integer) is refused, naming the field.
+TEST(Timeline, ReadingRefusesAnUnknownNameNamingTheField) {
+  const std::vector<std::pair<std::string, nlohmann::json>> broken = {
+      {"op", "backward"}, {"op", 4}, {"group", "world"}, {"comm", "all_to_all"}, {"comm", 1}};
+  for (const auto& [field, value] : broken) {
+    nlohmann::json trace = chrome_trace(events_with_waits(), "test");
+    trace["traceEvents"][1]["args"][field] = value;
+    try {
+      timeline_from_chrome_trace(trace, "t.json");
+      ADD_FAILURE() << field << " = " << value << " was read";
+    } catch (const JsonRefused& e) {
+      EXPECT_EQ(e.source(), "t.json");
+      EXPECT_EQ(e.pointer(), "/traceEvents/1/args/" + field) << e.what();
+    }
+  }
 }
 
 }  // namespace

@@ -53,11 +53,11 @@ TEST(Topology, SixteenRanksT2P4D2) {
 
 TEST(Topology, TensorGroupsStayInsideANodeWhenTheyFit) {
   for (int t : {1, 2, 4, 8})
-    for (int d : {1, 2, 3})
+    for (int dp : {1, 2, 3})
       for (int p : {1, 2, 4}) {
-        const Topology topo{t, p, d, 8};
+        const Topology topo{t, p, dp, 8};
         for (int r = 0; r < topo.world(); ++r)
-          for (int peer : topo.tp_group(r)) EXPECT_TRUE(topo.same_node(r, peer)) << t << p << d;
+          for (int peer : topo.tp_group(r)) EXPECT_TRUE(topo.same_node(r, peer)) << t << p << dp;
       }
 }
 

@@ -71,6 +71,17 @@ TEST(OpTraits, TransfersNameTheirNeighbour) {
   EXPECT_EQ(op_name(Op::optimizer_step), "optimizer_step");
 }
 
+// Each Op prints as its own name (a trace reads the Op back by it): the whole
+// backward B, the zero-bubble halves Bi (input gradient) and W (weights).
+TEST(OpTraits, EveryOpHasItsOwnName) {
+  EXPECT_EQ(op_name(Op::backward), "B");
+  EXPECT_EQ(op_name(Op::backward_input), "Bi");
+  EXPECT_EQ(op_name(Op::backward_weight), "W");
+  for (const OpTraits& t : kOpTraits) EXPECT_EQ(op_from_name(t.name), t.op) << t.name;
+  EXPECT_EQ(op_from_name("b"), std::nullopt);
+  EXPECT_EQ(op_from_name(""), std::nullopt);
+}
+
 // The order run: a receive with no send before it on the peer deadlocks; the
 // same lists with the send first run; reduce_tied on a middle rank is refused.
 TEST(OrderRun, FindsAReceiveThatWaitsForever) {

@@ -100,16 +100,17 @@ Config four_stages(bool uneven) {
 
 TEST(UnevenStages, MemoryPerStageFollowsTheLayerCounts) {
   const Config even = four_stages(false), uneven = four_stages(true);
-  const std::int64_t per_layer = rank_parameter_count(even.model, even.plan, 1) / 6;  // rank 1: layers only
+  const RankDims dims(even.model, even.plan);  // the layer split changes no size
+  const std::int64_t per_layer = rank_parameter_count(even.model, even.plan, dims, 1) / 6;  // rank 1: layers only
   const int counts[] = {5, 7, 7, 5};
   for (int r = 0; r < 4; ++r)
-    EXPECT_EQ(rank_parameter_count(uneven.model, uneven.plan, r) - rank_parameter_count(even.model, even.plan, r),
+    EXPECT_EQ(rank_parameter_count(uneven.model, uneven.plan, dims, r) - rank_parameter_count(even.model, even.plan, dims, r),
               (counts[r] - 6) * per_layer) << "rank " << r;
   const auto programs = build_pipeline("1f1b", 4, even.plan.micro_batches(), 1);
   const MemoryTraits tr = memory_traits(even.machine, even.plan);
-  const auto a = activation_bytes(even.model, even.plan, tr, ActivationFormula::ptdp);
-  const auto e = memory_per_stage(even.model, even.plan, tr, ActivationFormula::ptdp, programs);
-  const auto u = memory_per_stage(uneven.model, uneven.plan, tr, ActivationFormula::ptdp, programs);
+  const auto a = activation_bytes(even.model, even.plan, dims, tr, ActivationFormula::ptdp);
+  const auto e = memory_per_stage(even.model, even.plan, dims, tr, ActivationFormula::ptdp, programs);
+  const auto u = memory_per_stage(uneven.model, uneven.plan, dims, tr, ActivationFormula::ptdp, programs);
   // Rank 1 keeps k micro-batches of 6 layers alive; uneven, k of 7.
   const std::int64_t k = (e[1].activations - a.recompute) / (6 * a.layer);
   ASSERT_GT(k, 0);

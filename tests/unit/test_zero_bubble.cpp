@@ -1,6 +1,6 @@
 // Zero-bubble ZB-H1 and ZB-H2 (core/schedule/zero_bubble.cpp): valid lists
 // for every small shape, the paper's bubbles under unit costs, their in-flight
-// counts, and the checker's rules for split backwards (B = backward_input, W = backward_weight).
+// counts, and the checker's rules for split backwards (Bi = backward_input, W = backward_weight).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -162,7 +162,7 @@ TEST(ZeroBubble, CheckerRefusesWBeforeItsB) {
   const ScheduleCheck c = check_schedule(lists, {2, 4, 1, 0});
   EXPECT_FALSE(c.ok);
   EXPECT_NE(problems_of(c).find("W(0,0) (instruction"), std::string::npos) << problems_of(c);
-  EXPECT_NE(problems_of(c).find("comes before B(0,0)"), std::string::npos) << problems_of(c);
+  EXPECT_NE(problems_of(c).find("comes before Bi(0,0)"), std::string::npos) << problems_of(c);
 }
 
 TEST(ZeroBubble, CheckerRefusesAMissingOrDoubledW) {
@@ -190,9 +190,9 @@ TEST(ZeroBubble, CheckerRefusesAWholeBackwardInASplitList) {
   Program& rank0 = lists[0];
   rank0[position(rank0, {Op::backward_input, 3, 0})].op = Op::backward;
   const std::string text = problems_of(check_schedule(lists, {2, 4, 1, 0}));
-  // Both backwards print as B: the whole one is extra, the split one missing.
-  EXPECT_NE(text.find("B(3,0) appears 1 times, expected 0"), std::string::npos) << text;
-  EXPECT_NE(text.find("B(3,0) appears 0 times, expected 1"), std::string::npos) << text;
+  // The whole backward B(3,0) is extra, the split one's Bi(3,0) missing.
+  EXPECT_NE(text.find(" B(3,0) appears 1 times, expected 0"), std::string::npos) << text;
+  EXPECT_NE(text.find("Bi(3,0) appears 0 times, expected 1"), std::string::npos) << text;
 }
 
 }  // namespace

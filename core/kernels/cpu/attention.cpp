@@ -1,5 +1,6 @@
 // Causal self-attention core, fp32 reference (see attention.h).
-// Letters: b micro-batch, s sequence, a query heads, g kv heads, d head dim.
+// Letters: b micro-batch, s sequence, a query heads, g kv heads, d head dim
+// (head_dim in the code).
 // q, dq (b, s, a, d); kv, dkv (b, s, g, 2, d); out, dout (b, s, a, d); probs (b, a, s, s).
 // One (batch, query head) is a strided view: the kernels below see only offsets
 // and row strides.
@@ -22,28 +23,29 @@ struct Head {
 };
 
 Head gqa_head(std::int64_t ib, std::int64_t ih, std::int64_t s, std::int64_t a, std::int64_t g,
-              std::int64_t d) {
+              std::int64_t head_dim) {
   const std::int64_t j = ih / (a / g);  // the kv head this query head reads
-  const std::int64_t k0 = (ib * s * g + j) * 2 * d;
-  return {(ib * s * a + ih) * d, a * d, k0, k0 + d, g * 2 * d, (ib * s * a + ih) * d, a * d, (ib * a + ih) * s * s};
+  const std::int64_t k0 = (ib * s * g + j) * 2 * head_dim;
+  const std::int64_t q0 = (ib * s * a + ih) * head_dim, q_row = a * head_dim;  // out has q's layout
+  return {q0, q_row, k0, k0 + head_dim, g * 2 * head_dim, q0, q_row, (ib * a + ih) * s * s};
 }
 
 template <class T>
-T dot(const T* x, const T* y, std::int64_t d) {
+T dot(const T* x, const T* y, std::int64_t n) {
   T acc = 0;
-  for (std::int64_t e = 0; e < d; ++e) acc += x[e] * y[e];
+  for (std::int64_t e = 0; e < n; ++e) acc += x[e] * y[e];
   return acc;
 }
 
 // One query row t: p[0..t] = softmax(q_t·k_u / sqrt(d)), p[t+1..s) = 0; o = Σ_u p[u] v_u.
 template <class T>
-void forward_row(const T* q, const T* kv, const Head& hv, std::int64_t s, std::int64_t d, std::int64_t t, T* p,
+void forward_row(const T* q, const T* kv, const Head& hv, std::int64_t s, std::int64_t head_dim, std::int64_t t, T* p,
                  T* o) {
-  const T scale = T(1) / std::sqrt(static_cast<T>(d));
+  const T scale = T(1) / std::sqrt(static_cast<T>(head_dim));
   const T* qt = q + hv.q0 + t * hv.q_row;
   T mx = -INFINITY;
   for (std::int64_t u = 0; u <= t; ++u) {
-    p[u] = dot(qt, kv + hv.k0 + u * hv.kv_row, d) * scale;
+    p[u] = dot(qt, kv + hv.k0 + u * hv.kv_row, head_dim) * scale;
     mx = std::max(mx, p[u]);
   }
   T sum = 0;
@@ -53,10 +55,10 @@ void forward_row(const T* q, const T* kv, const Head& hv, std::int64_t s, std::i
   }
   for (std::int64_t u = 0; u <= t; ++u) p[u] /= sum;
   for (std::int64_t u = t + 1; u < s; ++u) p[u] = 0;
-  for (std::int64_t e = 0; e < d; ++e) o[e] = 0;
+  for (std::int64_t e = 0; e < head_dim; ++e) o[e] = 0;
   for (std::int64_t u = 0; u <= t; ++u) {
     const T* v = kv + hv.v0 + u * hv.kv_row;
-    for (std::int64_t e = 0; e < d; ++e) o[e] += p[u] * v[e];
+    for (std::int64_t e = 0; e < head_dim; ++e) o[e] += p[u] * v[e];
   }
 }
 
@@ -64,23 +66,23 @@ void forward_row(const T* q, const T* kv, const Head& hv, std::int64_t s, std::i
 // dQ = dS K / sqrt(d); dK = dSᵀ Q / sqrt(d). Adds into dq, dkv (zeroed by the caller).
 template <class T>
 void backward_head(const T* dout, const T* q, const T* kv, const T* probs, const Head& hv, std::int64_t s,
-                   std::int64_t d, T* dq, T* dkv, std::vector<T>& ds) {
-  const T scale = T(1) / std::sqrt(static_cast<T>(d));
+                   std::int64_t head_dim, T* dq, T* dkv, std::vector<T>& ds) {
+  const T scale = T(1) / std::sqrt(static_cast<T>(head_dim));
   for (std::int64_t t = 0; t < s; ++t) {
     const T* p = probs + hv.probs0 + t * s;
     const T* dout_t = dout + hv.out0 + t * hv.out_row;
     T row_sum = 0;
     for (std::int64_t u = 0; u <= t; ++u) {
       const std::int64_t vu = hv.v0 + u * hv.kv_row;
-      for (std::int64_t e = 0; e < d; ++e) dkv[vu + e] += p[u] * dout_t[e];  // dV
-      ds[u] = dot(dout_t, kv + vu, d);                                      // dP
+      for (std::int64_t e = 0; e < head_dim; ++e) dkv[vu + e] += p[u] * dout_t[e];  // dV
+      ds[u] = dot(dout_t, kv + vu, head_dim);                                      // dP
       row_sum += ds[u] * p[u];
     }
     const std::int64_t qt = hv.q0 + t * hv.q_row;
     for (std::int64_t u = 0; u <= t; ++u) {
       const T gs = p[u] * (ds[u] - row_sum) * scale;  // dS[t, u] / sqrt(d)
       const std::int64_t ku = hv.k0 + u * hv.kv_row;
-      for (std::int64_t e = 0; e < d; ++e) {
+      for (std::int64_t e = 0; e < head_dim; ++e) {
         dq[qt + e] += gs * kv[ku + e];  // dQ[t] += dS[t,u] K[u]
         dkv[ku + e] += gs * q[qt + e];  // dK[u] += dS[t,u] Q[t]
       }
@@ -92,24 +94,24 @@ void backward_head(const T* dout, const T* q, const T* kv, const T* probs, const
 
 template <class T>
 void attention_forward(const T* q, const T* kv, std::int64_t b, std::int64_t s, std::int64_t a, std::int64_t g,
-                       std::int64_t d, T* out, T* probs) {
+                       std::int64_t head_dim, T* out, T* probs) {
   for (std::int64_t ib = 0; ib < b; ++ib)
     for (std::int64_t ih = 0; ih < a; ++ih) {
-      const Head hv = gqa_head(ib, ih, s, a, g, d);
+      const Head hv = gqa_head(ib, ih, s, a, g, head_dim);
       for (std::int64_t t = 0; t < s; ++t)
-        forward_row(q, kv, hv, s, d, t, probs + hv.probs0 + t * s, out + hv.out0 + t * hv.out_row);
+        forward_row(q, kv, hv, s, head_dim, t, probs + hv.probs0 + t * s, out + hv.out0 + t * hv.out_row);
     }
 }
 
 template <class T>
 void attention_backward(const T* dout, const T* q, const T* kv, const T* probs, std::int64_t b, std::int64_t s,
-                        std::int64_t a, std::int64_t g, std::int64_t d, T* dq, T* dkv) {
-  std::fill(dq, dq + b * s * a * d, T(0));
-  std::fill(dkv, dkv + b * s * g * 2 * d, T(0));
+                        std::int64_t a, std::int64_t g, std::int64_t head_dim, T* dq, T* dkv) {
+  std::fill(dq, dq + b * s * a * head_dim, T(0));
+  std::fill(dkv, dkv + b * s * g * 2 * head_dim, T(0));
   std::vector<T> ds(static_cast<std::size_t>(s));
   for (std::int64_t ib = 0; ib < b; ++ib)
     for (std::int64_t ih = 0; ih < a; ++ih)
-      backward_head(dout, q, kv, probs, gqa_head(ib, ih, s, a, g, d), s, d, dq, dkv, ds);
+      backward_head(dout, q, kv, probs, gqa_head(ib, ih, s, a, g, head_dim), s, head_dim, dq, dkv, ds);
 }
 
 #define PTDP_INSTANTIATE(T)                                                                                 \

@@ -12,12 +12,12 @@ namespace ptdp::cpu {
 // probs[b, a, s, s] saved for backward (upper triangle written as 0).
 template <class T>
 void attention_forward(const T* q, const T* kv, std::int64_t b, std::int64_t s, std::int64_t a,
-                       std::int64_t g, std::int64_t d, T* out, T* probs);
+                       std::int64_t g, std::int64_t head_dim, T* out, T* probs);
 
 // dq[b, s, a, d] and dkv[b, s, g, 2, d] (overwritten) from dout[b, s, a, d], q, kv
 // and the saved probs; dkv sums over the a/g query heads of each kv head.
 template <class T>
 void attention_backward(const T* dout, const T* q, const T* kv, const T* probs, std::int64_t b,
-                        std::int64_t s, std::int64_t a, std::int64_t g, std::int64_t d, T* dq, T* dkv);
+                        std::int64_t s, std::int64_t a, std::int64_t g, std::int64_t head_dim, T* dq, T* dkv);
 
 }  // namespace ptdp::cpu

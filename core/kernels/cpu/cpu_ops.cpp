@@ -122,9 +122,9 @@ Tensor CpuOps::attention_forward(const Tensor& q, const Tensor& kv, Tensor& out)
   expect(q.rank() == 4 && kv.rank() == 5 && kv.dim(3) == 2 && kv.dim(4) == q.dim(3) && kv.dim(1) == q.dim(1) &&
              q.dim(2) % kv.dim(2) == 0 && out.numel() == q.numel(),
          "attention_forward", "q " + shape_string(q.shape()) + ", kv " + shape_string(kv.shape()));
-  const std::int64_t b = q.dim(0), s = q.dim(1), a = q.dim(2), d = q.dim(3);
+  const std::int64_t b = q.dim(0), s = q.dim(1), a = q.dim(2), head_dim = q.dim(3);
   Tensor probs = empty({b, a, s, s}, DType::f32);
-  cpu::attention_forward(f(q), f(kv), b, s, a, kv.dim(2), d, f(out), f(probs));
+  cpu::attention_forward(f(q), f(kv), b, s, a, kv.dim(2), head_dim, f(out), f(probs));
   return probs;
 }
 
@@ -156,15 +156,15 @@ void CpuOps::swiglu_backward(const Tensor& dy, const Tensor& pre, Tensor& dpre) 
 
 // q (b, s, a, d) and the k half of kv (b, s, g, 2, d).
 void CpuOps::rope_forward(Tensor& q, Tensor& kv, double theta) {
-  const std::int64_t b = q.dim(0), s = q.dim(1), d = q.dim(3);
-  cpu::rope_rotate(f(q), b, s, q.dim(2), d, d, theta, 1);
-  cpu::rope_rotate(f(kv), b, s, kv.dim(2), 2 * d, d, theta, 1);
+  const std::int64_t b = q.dim(0), s = q.dim(1), head_dim = q.dim(3);
+  cpu::rope_rotate(f(q), b, s, q.dim(2), head_dim, head_dim, theta, 1);
+  cpu::rope_rotate(f(kv), b, s, kv.dim(2), 2 * head_dim, head_dim, theta, 1);
 }
 
 void CpuOps::rope_backward(Tensor& dq, Tensor& dkv, double theta) {
-  const std::int64_t b = dq.dim(0), s = dq.dim(1), d = dq.dim(3);
-  cpu::rope_rotate(f(dq), b, s, dq.dim(2), d, d, theta, -1);
-  cpu::rope_rotate(f(dkv), b, s, dkv.dim(2), 2 * d, d, theta, -1);
+  const std::int64_t b = dq.dim(0), s = dq.dim(1), head_dim = dq.dim(3);
+  cpu::rope_rotate(f(dq), b, s, dq.dim(2), head_dim, head_dim, theta, -1);
+  cpu::rope_rotate(f(dkv), b, s, dkv.dim(2), 2 * head_dim, head_dim, theta, -1);
 }
 
 void CpuOps::ce_row_max(const Tensor& logits, Tensor& row_max) {

@@ -8,13 +8,14 @@
 namespace ptdp::cpu {
 
 template <class T>
-void rope_rotate(T* x, std::int64_t b, std::int64_t s, std::int64_t c, std::int64_t stride, std::int64_t d,
+void rope_rotate(T* x, std::int64_t b, std::int64_t s, std::int64_t c, std::int64_t stride, std::int64_t head_dim,
                  double theta, int sign) {
-  const std::int64_t half = d / 2;
+  const std::int64_t half = head_dim / 2;
   std::vector<T> cosv(static_cast<std::size_t>(half)), sinv(static_cast<std::size_t>(half));
   for (std::int64_t p = 0; p < s; ++p) {
     for (std::int64_t j = 0; j < half; ++j) {
-      const double angle = static_cast<double>(p) * std::pow(theta, -2.0 * static_cast<double>(j) / static_cast<double>(d));
+      const double exponent = -2.0 * static_cast<double>(j) / static_cast<double>(head_dim);
+      const double angle = static_cast<double>(p) * std::pow(theta, exponent);
       cosv[static_cast<std::size_t>(j)] = static_cast<T>(std::cos(angle));
       sinv[static_cast<std::size_t>(j)] = static_cast<T>(sign * std::sin(angle));
     }

@@ -11,7 +11,7 @@ namespace ptdp::cpu {
 // half of kv (b, s, g, 2, d): c = g, stride = 2d. sign −1 is the transpose
 // (the backward of sign +1).
 template <class T>
-void rope_rotate(T* x, std::int64_t b, std::int64_t s, std::int64_t c, std::int64_t stride, std::int64_t d,
+void rope_rotate(T* x, std::int64_t b, std::int64_t s, std::int64_t c, std::int64_t stride, std::int64_t head_dim,
                  double theta, int sign);
 
 }  // namespace ptdp::cpu

@@ -11,7 +11,7 @@
 namespace ptdp::cuda {
 
 struct AttentionShape {
-  std::int64_t b = 0, s = 0, a = 0, g = 0, d = 0;
+  std::int64_t b = 0, s = 0, a = 0, g = 0, head_dim = 0;
   std::int64_t group() const { return a / g; }  // query heads reading one kv head
 };
 
@@ -22,7 +22,7 @@ inline AttentionShape attention_shape(const Tensor& q, const Tensor& kv, const c
   };
   if (q.rank() != 4 || kv.rank() != 5) fail("q must be (b, s, a, d) and kv (b, s, g, 2, d)");
   const AttentionShape x{q.dim(0), q.dim(1), q.dim(2), kv.dim(2), q.dim(3)};
-  if (kv.dim(0) != x.b || kv.dim(1) != x.s || kv.dim(3) != 2 || kv.dim(4) != x.d)
+  if (kv.dim(0) != x.b || kv.dim(1) != x.s || kv.dim(3) != 2 || kv.dim(4) != x.head_dim)
     fail("kv is not (b, s, g, 2, d) for q (b, s, a, d)");
   if (x.g < 1 || x.a % x.g != 0) fail("the kv heads (" + std::to_string(x.g) + ") do not divide the query heads (" +
                                       std::to_string(x.a) + ")");

@@ -62,7 +62,7 @@ void CudaPoolAllocator::trim() {
     return true;
   });
   if (!drained)
-    throw std::runtime_error(cuda::where() + ": out of GPU memory, and the compute stream did not drain within " +
+    throw std::runtime_error(where(this_process()) + ": out of GPU memory, and the compute stream did not drain within " +
                              std::to_string(static_cast<int>(timeout_s_)) + " s to trim the memory pool");
   PTDP_CUDA_CHECK(cudaMemPoolTrimTo(pool_, 0));
 }
@@ -99,7 +99,7 @@ void CudaPoolAllocator::deallocate(void* ptr, std::size_t bytes) {
   // Called from tensor destructors, so a failure is reported, not thrown.
   const cudaError_t e = cudaFreeAsync(ptr, stream_);
   if (e != cudaSuccess) {
-    std::fprintf(stderr, "%s: cudaFreeAsync failed: %s\n", cuda::where().c_str(), cudaGetErrorString(e));
+    std::fprintf(stderr, "%s: cudaFreeAsync failed: %s\n", where(this_process()).c_str(), cudaGetErrorString(e));
     (void)cudaGetLastError();
   }
   record_deallocate(bytes);

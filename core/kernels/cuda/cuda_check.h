@@ -1,5 +1,6 @@
 // Always-on checks of CUDA, cuBLAS(Lt), cuDNN (and its frontend) and NCCL return codes: on failure they
-// throw std::runtime_error naming the expression, file:line, rank and host and
+// throw std::runtime_error naming the expression, file:line, rank and host
+// (where(this_process()), core/topology/process_place.h) and
 // the library's own message (the command that catches it prints it and, in a
 // multi-rank run, aborts the job). Kept in release builds.
 #pragma once
@@ -11,10 +12,9 @@
 
 #include <string>
 
-namespace ptdp::cuda {
+#include "core/topology/process_place.h"
 
-// "rank R (host)", R from the launcher's environment (Open MPI, Slurm, PMI) or "?".
-std::string where();
+namespace ptdp::cuda {
 
 [[noreturn]] void fail(const std::string& what, const char* expr, const char* file, int line);
 

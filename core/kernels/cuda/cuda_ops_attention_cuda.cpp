@@ -30,19 +30,21 @@ template <class T> cuda::ElemType elem() {
 // batch entry ib and one m < r, the g heads i = j·r + m (j < g) as a batch.
 struct HeadView {
   cuda::AttentionShape x;
-  std::int64_t q_row() const { return x.a * x.d; }       // row stride of q, dq, out, dout
-  std::int64_t kv_row() const { return x.g * 2 * x.d; }  // row stride of kv, dkv
-  std::int64_t q_offset(std::int64_t ib, std::int64_t m) const { return ib * x.s * q_row() + m * x.d; }
-  std::int64_t kv_offset(std::int64_t ib, int which) const { return ib * x.s * kv_row() + which * x.d; }  // 0 k, 1 v
+  std::int64_t q_row() const { return x.a * x.head_dim; }       // row stride of q, dq, out, dout
+  std::int64_t kv_row() const { return x.g * 2 * x.head_dim; }  // row stride of kv, dkv
+  std::int64_t q_offset(std::int64_t ib, std::int64_t m) const { return ib * x.s * q_row() + m * x.head_dim; }
+  std::int64_t kv_offset(std::int64_t ib, int which) const {  // 0 k, 1 v
+    return ib * x.s * kv_row() + which * x.head_dim;
+  }
   std::int64_t probs_offset(std::int64_t ib, std::int64_t m) const { return (ib * x.a + m) * x.s * x.s; }
   // Batch strides over j: query heads r apart, kv heads one apart, probabilities r·s·s apart.
-  std::int64_t q_stride() const { return x.group() * x.d; }
-  std::int64_t kv_stride() const { return 2 * x.d; }
+  std::int64_t q_stride() const { return x.group() * x.head_dim; }
+  std::int64_t kv_stride() const { return 2 * x.head_dim; }
   std::int64_t probs_stride() const { return x.group() * x.s * x.s; }
 };
 
 // 1/sqrt(d): the alpha of the Q·Kᵀ GEMM forward and of the dQ, dK GEMMs backward.
-float inv_sqrt(std::int64_t d) { return 1.0f / std::sqrt(static_cast<float>(d)); }
+float inv_sqrt(std::int64_t head_dim) { return 1.0f / std::sqrt(static_cast<float>(head_dim)); }
 
 }  // namespace
 
@@ -64,7 +66,7 @@ Tensor CudaOps::attention_forward(const Tensor& q, const Tensor& kv, Tensor& out
     attention_unfused_forward(q, kv, out, probs);
     return probs;
   }
-  const cuda::SdpaKey key{x.b, x.s, x.a, x.g, x.d, options_.compute, options_.deterministic};
+  const cuda::SdpaKey key{x.b, x.s, x.a, x.g, x.head_dim, options_.compute, options_.deterministic};
   cuda::CudnnAttention& sdpa = cudnn_attention();
   Tensor stats = empty({x.b, x.a, x.s}, DType::f32);
   const std::int64_t bytes = sdpa.forward_workspace_bytes(key);
@@ -81,7 +83,7 @@ void CudaOps::attention_backward(const Tensor& dout, const Tensor& q, const Tens
   if (options_.attention == Attention::unfused) return attention_unfused_backward(dout, q, kv, saved, dq, dkv);
   if (saved.dtype() != DType::f32 || saved.numel() != x.b * x.a * x.s)
     throw std::invalid_argument("cuda attention_backward: `saved` is not the forward's (b, a, s) fp32 statistics");
-  const cuda::SdpaKey key{x.b, x.s, x.a, x.g, x.d, options_.compute, options_.deterministic};
+  const cuda::SdpaKey key{x.b, x.s, x.a, x.g, x.head_dim, options_.compute, options_.deterministic};
   cuda::CudnnAttention& sdpa = cudnn_attention();
   const std::int64_t bytes = sdpa.backward_workspace_bytes(key);
   Tensor work = bytes > 0 ? empty({(bytes + 3) / 4}, DType::f32) : Tensor{};
@@ -104,7 +106,7 @@ void CudaOps::attention_unfused_forward(const Tensor& q, const Tensor& kv, Tenso
     for (std::int64_t ib = 0; ib < x.b; ++ib)
       for (std::int64_t m = 0; m < x.group(); ++m) {
         cuda::GemmArgs g;  // scores (s, s) = Q (s, d) · K (s, d)ᵀ
-        g.trans_b = true, g.m = x.s, g.n = x.s, g.k = x.d, g.alpha = inv_sqrt(x.d);
+        g.trans_b = true, g.m = x.s, g.n = x.s, g.k = x.head_dim, g.alpha = inv_sqrt(x.head_dim);
         g.a = typed<T>(q) + v.q_offset(ib, m), g.lda = v.q_row(), g.b = typed<T>(kv) + v.kv_offset(ib, 0);
         g.ldb = v.kv_row(), g.c = typed<T>(probs) + v.probs_offset(ib, m), g.ldc = x.s;
         batched(g, v.q_stride(), v.kv_stride(), v.probs_stride());
@@ -113,7 +115,7 @@ void CudaOps::attention_unfused_forward(const Tensor& q, const Tensor& kv, Tenso
     for (std::int64_t ib = 0; ib < x.b; ++ib)
       for (std::int64_t m = 0; m < x.group(); ++m) {
         cuda::GemmArgs g;  // out (s, d) = probs (s, s) · V (s, d)
-        g.m = x.s, g.n = x.d, g.k = x.s, g.a = typed<T>(probs) + v.probs_offset(ib, m), g.lda = x.s;
+        g.m = x.s, g.n = x.head_dim, g.k = x.s, g.a = typed<T>(probs) + v.probs_offset(ib, m), g.lda = x.s;
         g.b = typed<T>(kv) + v.kv_offset(ib, 1), g.ldb = v.kv_row();
         g.c = typed<T>(out) + v.q_offset(ib, m), g.ldc = v.q_row();
         batched(g, v.probs_stride(), v.kv_stride(), v.q_stride());
@@ -148,12 +150,13 @@ void CudaOps::attention_unfused_backward(const Tensor& dout, const Tensor& q, co
       for (std::int64_t m = 0; m < x.group(); ++m) {
         const T* dout_i = typed<T>(dout) + v.q_offset(ib, m);
         cuda::GemmArgs g;  // dprobs (s, s) = dout (s, d) · Vᵀ
-        g.trans_b = true, g.m = x.s, g.n = x.s, g.k = x.d, g.a = dout_i, g.lda = v.q_row();
+        g.trans_b = true, g.m = x.s, g.n = x.s, g.k = x.head_dim, g.a = dout_i, g.lda = v.q_row();
         g.b = typed<T>(kv) + v.kv_offset(ib, 1), g.ldb = v.kv_row();
         g.c = typed<T>(dscores) + v.probs_offset(ib, m), g.ldc = x.s, g.c_type = elem<T>();
         batched(g, v.q_stride(), v.kv_stride(), v.probs_stride());
         g = {};  // dV (s, d) (+)= probsᵀ (s, s) · dout (s, d)
-        g.trans_a = true, g.m = x.s, g.n = x.d, g.k = x.s, g.a = typed<T>(probs) + v.probs_offset(ib, m), g.lda = x.s;
+        g.trans_a = true, g.m = x.s, g.n = x.head_dim, g.k = x.s;
+        g.a = typed<T>(probs) + v.probs_offset(ib, m), g.lda = x.s;
         g.b = dout_i, g.ldb = v.q_row();
         into_dkv(g, ib, 1, m);
         batched(g, v.probs_stride(), v.q_stride(), v.kv_stride());
@@ -163,12 +166,12 @@ void CudaOps::attention_unfused_backward(const Tensor& dout, const Tensor& q, co
       for (std::int64_t m = 0; m < x.group(); ++m) {
         const T* ds = typed<T>(dscores) + v.probs_offset(ib, m);
         cuda::GemmArgs g;  // dQ (s, d) = dscores (s, s) · K (s, d) / sqrt(d)
-        g.alpha = inv_sqrt(x.d), g.m = x.s, g.n = x.d, g.k = x.s, g.a = ds, g.lda = x.s;
+        g.alpha = inv_sqrt(x.head_dim), g.m = x.s, g.n = x.head_dim, g.k = x.s, g.a = ds, g.lda = x.s;
         g.b = typed<T>(kv) + v.kv_offset(ib, 0), g.ldb = v.kv_row();
         g.c = typed<T>(dq) + v.q_offset(ib, m), g.ldc = v.q_row(), g.c_type = elem<T>();
         batched(g, v.probs_stride(), v.kv_stride(), v.q_stride());
         g = {};  // dK (s, d) (+)= dscoresᵀ (s, s) · Q (s, d) / sqrt(d)
-        g.alpha = inv_sqrt(x.d), g.trans_a = true, g.m = x.s, g.n = x.d, g.k = x.s, g.a = ds, g.lda = x.s;
+        g.alpha = inv_sqrt(x.head_dim), g.trans_a = true, g.m = x.s, g.n = x.head_dim, g.k = x.s, g.a = ds, g.lda = x.s;
         g.b = typed<T>(q) + v.q_offset(ib, m), g.ldb = v.q_row();
         into_dkv(g, ib, 0, m);
         batched(g, v.probs_stride(), v.q_stride(), v.kv_stride());

@@ -80,7 +80,7 @@ std::string CudaOps::name() const {
 // compute stream waits on every received message) ends the run instead of
 // hanging it. Each "not ready" answer is cleared from the last-error slot.
 void CudaOps::wait_for_stream(const char* what) {
-  const std::string place = cuda::where() + ": " + what;
+  const std::string place = where(this_process()) + ": " + what;
   const bool done = poll_until(options_.timeout_s, [&](long) {
     return query_ready([this] { return cudaStreamQuery(stream_); }, [] { return cudaGetLastError(); },
                        cuda::describe, place);

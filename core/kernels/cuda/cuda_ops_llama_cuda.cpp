@@ -74,11 +74,11 @@ void CudaOps::rope_backward(Tensor& dq, Tensor& dkv, double theta) { rope(dq, dk
 void CudaOps::rope(Tensor& q, Tensor& kv, double theta, bool backward) {
   const char* op = backward ? "rope_backward" : "rope_forward";
   const cuda::AttentionShape x = cuda::attention_shape(q, kv, op);
-  expect(x.d % 2 == 0, op, "the head dim must be even");
+  expect(x.head_dim % 2 == 0, op, "the head dim must be even");
   with_type([&](auto tag) {
     using T = decltype(tag);
-    if (backward) cuda::rope_backward(typed<T>(q), typed<T>(kv), x.b, x.s, x.a, x.g, x.d, theta, stream_);
-    else cuda::rope_forward(typed<T>(q), typed<T>(kv), x.b, x.s, x.a, x.g, x.d, theta, stream_);
+    if (backward) cuda::rope_backward(typed<T>(q), typed<T>(kv), x.b, x.s, x.a, x.g, x.head_dim, theta, stream_);
+    else cuda::rope_forward(typed<T>(q), typed<T>(kv), x.b, x.s, x.a, x.g, x.head_dim, theta, stream_);
   });
 }
 

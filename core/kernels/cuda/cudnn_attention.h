@@ -21,7 +21,7 @@ namespace ptdp::cuda {
 
 // What a cached graph is built for: one forward and one backward graph per key.
 struct SdpaKey {
-  std::int64_t b = 0, s = 0, a = 0, g = 0, d = 0;  // g kv heads, dividing a (g = a: multi-head)
+  std::int64_t b = 0, s = 0, a = 0, g = 0, head_dim = 0;  // g kv heads, dividing a (g = a: multi-head)
   DType type = DType::bf16;    // bf16 or f16 (q, k, v, out and their gradients)
   bool deterministic = false;  // backward: cuDNN's deterministic algorithm (no atomics in dQ)
   auto operator<=>(const SdpaKey&) const = default;

@@ -37,24 +37,26 @@ struct Built {
 };
 
 // Dims and strides (elements) of the (b, a, s, d) and (b, g, s, d) views.
-std::vector<std::int64_t> dims(const SdpaKey& k) { return {k.b, k.a, k.s, k.d}; }
-std::vector<std::int64_t> kv_dims(const SdpaKey& k) { return {k.b, k.g, k.s, k.d}; }
+std::vector<std::int64_t> dims(const SdpaKey& k) { return {k.b, k.a, k.s, k.head_dim}; }
+std::vector<std::int64_t> kv_dims(const SdpaKey& k) { return {k.b, k.g, k.s, k.head_dim}; }
 std::vector<std::int64_t> kv_strides(const SdpaKey& k) {  // k or v in kv, dkv (b, s, g, 2, d)
-  return {k.s * k.g * 2 * k.d, 2 * k.d, k.g * 2 * k.d, 1};
+  return {k.s * k.g * 2 * k.head_dim, 2 * k.head_dim, k.g * 2 * k.head_dim, 1};
 }
-std::vector<std::int64_t> out_strides(const SdpaKey& k) { return {k.s * k.a * k.d, k.d, k.a * k.d, 1}; }  // (b, s, a, d)
+std::vector<std::int64_t> out_strides(const SdpaKey& k) {  // (b, s, a, d)
+  return {k.s * k.a * k.head_dim, k.head_dim, k.a * k.head_dim, 1};
+}
 std::vector<std::int64_t> stats_dims(const SdpaKey& k) { return {k.b, k.a, k.s, 1}; }
 std::vector<std::int64_t> stats_strides(const SdpaKey& k) { return {k.a * k.s, k.s, 1, 1}; }  // (b, a, s) fp32
 
-float attn_scale(const SdpaKey& k) { return 1.0f / std::sqrt(static_cast<float>(k.d)); }
+float attn_scale(const SdpaKey& k) { return 1.0f / std::sqrt(static_cast<float>(k.head_dim)); }
 
 // cuDNN's fused attention takes head dims that are multiples of 8 up to 256.
 void check_key(const SdpaKey& k) {
   if (k.type != DType::bf16 && k.type != DType::f16)
     throw std::invalid_argument("cuDNN attention computes in bf16 or fp16, not " + dtype_name(k.type));
-  if (k.d % 8 != 0 || k.d > 256)
+  if (k.head_dim % 8 != 0 || k.head_dim > 256)
     throw std::invalid_argument("cuDNN attention needs a head dim (hidden / heads) that is a multiple of 8 and at "
-                                "most 256, not " + std::to_string(k.d));
+                                "most 256, not " + std::to_string(k.head_dim));
   if (k.b < 1 || k.s < 1 || k.a < 1 || k.g < 1) throw std::invalid_argument("cuDNN attention: empty shape");
   if (k.a % k.g != 0)
     throw std::invalid_argument("cuDNN attention: the kv heads (" + std::to_string(k.g) + ") do not divide the query "
@@ -138,7 +140,7 @@ Built finish(std::shared_ptr<fe::graph::Graph> g, cudnnHandle_t handle) {
 void add_qkv(std::unordered_map<std::int64_t, void*>& pack, const SdpaKey& k, const void* q, const void* kv,
              Uid first) {
   pack[first] = const_cast<void*>(q);
-  for (int c = 0; c < 2; ++c) pack[first + 1 + c] = static_cast<char*>(const_cast<void*>(kv)) + c * k.d * 2;
+  for (int c = 0; c < 2; ++c) pack[first + 1 + c] = static_cast<char*>(const_cast<void*>(kv)) + c * k.head_dim * 2;
 }
 
 }  // namespace

@@ -180,20 +180,20 @@ Gemm::~Gemm() {
 
 void Gemm::run(const GemmArgs& g) {
   if (!try_run(g))
-    throw std::runtime_error(where() + ": cuBLASLt has no algorithm for a " + std::to_string(g.m) + "x" +
+    throw std::runtime_error(where(this_process()) + ": cuBLASLt has no algorithm for a " + std::to_string(g.m) + "x" +
                              std::to_string(g.n) + "x" + std::to_string(g.k) + " GEMM");
 }
 
 bool Gemm::declined(const GemmArgs& g, bool fresh) {
   if (g.epilogue == Epilogue::none) return false;  // run() throws: there is nothing to fall back to
   ++fallback_runs_;
-  if (fresh) std::fprintf(stderr, "%s: %s (said once per shape)\n", where().c_str(), fallback_note(g).c_str());
+  if (fresh) std::fprintf(stderr, "%s: %s (said once per shape)\n", where(this_process()).c_str(), fallback_note(g).c_str());
   return false;
 }
 
 bool Gemm::try_run(const GemmArgs& g) {
   if (g.m <= 0 || g.n <= 0 || g.k <= 0) return true;
-  if (const std::string e = epilogue_error(g); !e.empty()) throw std::invalid_argument(where() + ": GEMM: " + e);
+  if (const std::string e = epilogue_error(g); !e.empty()) throw std::invalid_argument(where(this_process()) + ": GEMM: " + e);
   Descriptors d;
   describe(g, d);
   const MatmulCall call{handle_, d, g, workspace_, workspace_bytes_, stream_};

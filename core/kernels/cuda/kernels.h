@@ -76,10 +76,10 @@ void swiglu_backward(const T* dy, const T* pre, std::int64_t n, std::int64_t f, 
 // q (b, s, a, d) and the k half of kv (b, s, g, 2, d): pairs (j, j + d/2) of
 // the token at position p turn by p·theta^(-2j/d); backward turns dq, dk back.
 template <class T>
-void rope_forward(T* q, T* kv, std::int64_t b, std::int64_t s, std::int64_t a, std::int64_t g, std::int64_t d,
+void rope_forward(T* q, T* kv, std::int64_t b, std::int64_t s, std::int64_t a, std::int64_t g, std::int64_t head_dim,
                   double theta, cudaStream_t st);
 template <class T>
-void rope_backward(T* dq, T* dkv, std::int64_t b, std::int64_t s, std::int64_t a, std::int64_t g, std::int64_t d,
+void rope_backward(T* dq, T* dkv, std::int64_t b, std::int64_t s, std::int64_t a, std::int64_t g, std::int64_t head_dim,
                    double theta, cudaStream_t st);
 
 // --- embedding (embedding.cu), vocabulary shard [vocab_start, +Vt) -------------------

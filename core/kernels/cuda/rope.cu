@@ -23,21 +23,21 @@ struct RopeConfig {
 using Cfg = RopeConfig;
 
 struct RopeShape {
-  std::int64_t b, s, a, g, d;
+  std::int64_t b, s, a, g, head_dim;
 };
 
 // Turns every pair by `sign`·angle: +1 forward, −1 backward (the transpose of a rotation).
 // x1' = x1·cos − x2·sin, x2' = x2·cos + x1·sin.
 template <class T>
 __global__ void rope_kernel(T* q, T* kv, RopeShape x, float log2_theta, float sign) {
-  const std::int64_t half = x.d / 2, heads = x.a + x.g;
+  const std::int64_t half = x.head_dim / 2, heads = x.a + x.g;
   const std::int64_t pairs = x.b * x.s * heads * half;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < pairs;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const std::int64_t j = i % half, head = (i / half) % heads, token = i / (half * heads);
     const std::int64_t p = token % x.s;
-    T* row = head < x.a ? q + (token * x.a + head) * x.d : kv + (token * x.g + (head - x.a)) * 2 * x.d;
-    const float freq = exp2f(-static_cast<float>(2 * j) / static_cast<float>(x.d) * log2_theta);
+    T* row = head < x.a ? q + (token * x.a + head) * x.head_dim : kv + (token * x.g + (head - x.a)) * 2 * x.head_dim;
+    const float freq = exp2f(-static_cast<float>(2 * j) / static_cast<float>(x.head_dim) * log2_theta);
     float sn, cs;
     sincosf(static_cast<float>(p) * freq, &sn, &cs);
     sn *= sign;
@@ -48,7 +48,7 @@ __global__ void rope_kernel(T* q, T* kv, RopeShape x, float log2_theta, float si
 }
 
 template <class T> void launch(T* q, T* kv, const RopeShape& x, double theta, float sign, cudaStream_t st) {
-  const std::int64_t pairs = x.b * x.s * (x.a + x.g) * (x.d / 2);
+  const std::int64_t pairs = x.b * x.s * (x.a + x.g) * (x.head_dim / 2);
   if (pairs <= 0) return;
   rope_kernel<<<dev::grid_blocks(pairs, Cfg::kThreads, Cfg::kMaxBlocks), Cfg::kThreads, 0, st>>>(
       q, kv, x, static_cast<float>(std::log2(theta)), sign);
@@ -58,15 +58,15 @@ template <class T> void launch(T* q, T* kv, const RopeShape& x, double theta, fl
 }  // namespace
 
 template <class T>
-void rope_forward(T* q, T* kv, std::int64_t b, std::int64_t s, std::int64_t a, std::int64_t g, std::int64_t d,
+void rope_forward(T* q, T* kv, std::int64_t b, std::int64_t s, std::int64_t a, std::int64_t g, std::int64_t head_dim,
                   double theta, cudaStream_t st) {
-  launch(q, kv, RopeShape{b, s, a, g, d}, theta, 1.0f, st);
+  launch(q, kv, RopeShape{b, s, a, g, head_dim}, theta, 1.0f, st);
 }
 
 template <class T>
-void rope_backward(T* dq, T* dkv, std::int64_t b, std::int64_t s, std::int64_t a, std::int64_t g, std::int64_t d,
+void rope_backward(T* dq, T* dkv, std::int64_t b, std::int64_t s, std::int64_t a, std::int64_t g, std::int64_t head_dim,
                    double theta, cudaStream_t st) {
-  launch(dq, dkv, RopeShape{b, s, a, g, d}, theta, -1.0f, st);
+  launch(dq, dkv, RopeShape{b, s, a, g, head_dim}, theta, -1.0f, st);
 }
 
 #define PTDP_INSTANTIATE(T)                                                                                 \

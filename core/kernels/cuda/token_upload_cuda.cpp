@@ -37,7 +37,7 @@ void TokenUploader::wait_until_free(Staging& s) {
     return false;
   });
   if (!done)
-    throw std::runtime_error(where() + ": token upload: the previous copy from its staging buffer did not finish within " +
+    throw std::runtime_error(where(this_process()) + ": token upload: the previous copy from its staging buffer did not finish within " +
                              std::to_string(static_cast<int>(timeout_s_)) + " s (the compute stream it waits for is stuck)");
   s.in_use = false;
 }
