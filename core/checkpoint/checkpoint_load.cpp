@@ -6,8 +6,8 @@
 
 #include "core/checkpoint/checkpoint.h"
 #include "core/checkpoint/checkpoint_reader.h"
-#include "core/checkpoint/crc32.h"
 #include "core/config/json_read.h"
+#include "core/io/crc32.h"
 #include "core/io/read_file.h"
 
 namespace ptdp {

@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "core/comm/mpi_communicator.h"
-#include "core/comm/poll_wait.h"
+#include "core/io/poll_wait.h"
 
 namespace ptdp {
 
