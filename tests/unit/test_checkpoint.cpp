@@ -121,7 +121,7 @@ TEST_F(CheckpointRefused, AnUnfinishedSaveLeavesThePreviousCheckpointLoadable) {
     ProcessGroups groups = make_process_groups(comm, test::plan_topology(cfg));
     auto data = make_synthetic_source(cfg.model.vocab, cfg.plan.seed);
     Trainer trainer(cfg, ops, groups, *data);
-    load_checkpoint(trainer, comm, dir_->path(), &m);
+    load_checkpoint(trainer.training_state(), comm, dir_->path(), &m);
     return std::vector<double>{};
   });
   EXPECT_EQ(m.step, kCkptSaveAt);
