@@ -5,7 +5,8 @@ Reads every #include "..." of the C++ sources and headers under core/ and the to
 (endtoend/, microbench/, tests/, fuzz/), draws the graph of folders (core/<name>;
 core/kernels/cpu and core/kernels/cuda their own; the top one folder), and exits 1
 on an include into a folder of the same or a higher level, a folder LEVELS does not
-list, a cycle, or more than --max-depth levels. --print draws the levels.
+list, a cycle, or more than --max-depth levels (2 when --root has no core/).
+--print draws the levels.
 """
 import argparse
 import os
@@ -172,6 +173,9 @@ def main(argv=None):
     ap.add_argument("--max-depth", type=int, default=9, help="most levels allowed (default 9)")
     ap.add_argument("--print", action="store_true", help="draw the levels")
     args = ap.parse_args(argv)
+    if not (args.root / "core").is_dir():
+        print(f"layers: --root {args.root}: no core/ folder there", file=sys.stderr)
+        return 2
     graph = folder_graph(args.root)
     groups = cycles(graph)
     height = heights(graph, groups)

@@ -70,6 +70,12 @@ class Layers(unittest.TestCase):
     def test_more_levels_than_allowed_fail(self):
         self.assert_fails(GOOD, "depth 5 levels, over 4", "--max-depth", "4")
 
+    def test_a_root_without_core_is_refused(self):
+        rc, out = run({"src/main.cpp": ""})
+        self.assertEqual(rc, 2, out)
+        self.assertIn("--root", out)
+        self.assertIn("no core/ folder there", out)
+
     def test_print_draws_the_levels(self):
         rc, out = run(GOOD, "--print")
         self.assertEqual(rc, 0, out)
