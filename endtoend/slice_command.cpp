@@ -8,6 +8,7 @@
 #include "core/metrics/result.h"
 #include "core/metrics/result_io.h"
 #include "core/runtime/slice_runner.h"
+#include "core/sim/slice_projection.h"
 #include "core/tensor/allocator.h"
 #include "endtoend/cli_common.h"
 #include "endtoend/commands.h"

@@ -98,7 +98,7 @@ int CheckpointRun::load() {
   if (host_.rank() == 0) replace_ = replaced_checkpoints(args_);  // before anything is loaded or saved
   if (args_.load.empty()) return 0;
   Manifest m;
-  loaded_ = load_checkpoint(trainer_, host_, args_.load, &m);
+  loaded_ = load_checkpoint(trainer_.training_state(), host_, args_.load, &m);
   if (host_.rank() == 0)
     std::printf("ptdp train: loaded %s (step %d, %.1f MiB in %.3f s); continuing at iteration %d\n",
                 loaded_->folder.c_str(), m.step, static_cast<double>(loaded_->bytes_total) / (1 << 20),
@@ -108,7 +108,8 @@ int CheckpointRun::load() {
 
 void CheckpointRun::after_iteration(int it) {
   if (args_.save.empty() || !saves_after(args_, it + 1)) return;
-  saves_.push_back(save_checkpoint(trainer_, host_, args_.save, it + 1, {args_.keep, replace_}, data_));
+  saves_.push_back(
+      save_checkpoint(trainer_.training_state(), host_, args_.save, it + 1, {args_.keep, replace_}, data_));
   replace_.clear();  // the other run's checkpoints went with this run's first durable save
   if (host_.rank() == 0)
     std::printf("ptdp train: saved %s (%.1f MiB in %.3f s)\n", saves_.back().folder.c_str(),

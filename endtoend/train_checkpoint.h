@@ -8,6 +8,7 @@
 
 #include "core/checkpoint/checkpoint.h"
 #include "core/metrics/result.h"
+#include "core/runtime/trainer.h"
 #include "endtoend/train_run.h"
 
 namespace ptdp::cli {

@@ -14,6 +14,7 @@
 #include "core/metrics/flops.h"
 #include "core/metrics/output_files.h"
 #include "core/runtime/measured_run.h"
+#include "core/sim/projector.h"
 #include "core/tensor/allocator.h"
 #include "endtoend/commands.h"
 #include "endtoend/train_checkpoint.h"
@@ -169,7 +170,8 @@ int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& wor
                               {"data", data->describe()},           {"backend", ops.name()},
                               {"hardware", backend.info},           {"first_iteration", first},
                               {"loaded", args.load.empty() ? nlohmann::json(nullptr) : nlohmann::json(args.load)}};
-  RunResult result = measured_result(cfg, s, groups, backend, world, run, nullptr);
+  RunResult result = measured_result(cfg, s, groups, backend, world, run);
+  if (root) attach_projection(cfg, nullptr, result);
   result.hardware = hardware;
   result.checkpoint = checkpoints.figures();
   if (result.checkpoint && result.checkpoint->every)

@@ -8,6 +8,7 @@
 #include "core/checkpoint/checkpoint.h"
 #include "core/comm/in_process_communicator.h"
 #include "core/kernels/cpu/cpu_ops.h"
+#include "core/runtime/trainer.h"
 #include "tests/pipeline_pair_util.h"
 
 namespace ptdp::test {
@@ -23,10 +24,10 @@ inline std::vector<double> train_span(const Config& cfg, Communicator& comm, int
   ProcessGroups groups = make_process_groups(comm, plan_topology(cfg));
   auto data = make_synthetic_source(cfg.model.vocab, cfg.plan.seed);
   Trainer trainer(cfg, ops, groups, *data);
-  if (!load.empty()) load_checkpoint(trainer, comm, load);
+  if (!load.empty()) load_checkpoint(trainer.training_state(), comm, load);
   std::vector<double> losses;
   for (int i = from; i < to; ++i) losses.push_back(trainer.step(i).loss);
-  if (!save.empty()) save_checkpoint(trainer, comm, save, to, options, data->describe());
+  if (!save.empty()) save_checkpoint(trainer.training_state(), comm, save, to, options, data->describe());
   return losses;
 }
 

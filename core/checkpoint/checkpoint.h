@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "core/checkpoint/manifest.h"
+#include "core/checkpoint/training_state.h"
 #include "core/comm/communicator.h"
-#include "core/runtime/trainer.h"
 
 namespace ptdp {
 
@@ -44,14 +44,14 @@ struct SaveOptions {
 // Collective over `host` (the ranks of the trainer's world, in the same
 // order). Throws std::runtime_error naming the file when a write fails or the
 // folder may not be written.
-CheckpointIo save_checkpoint(Trainer& trainer, Communicator& host, const std::filesystem::path& dir, int step,
+CheckpointIo save_checkpoint(const TrainingState& state, Communicator& host, const std::filesystem::path& dir, int step,
                              const SaveOptions& options, const std::string& data);
 
 // Loads the checkpoint `dir` names (a checkpoint folder or a save directory
-// with `latest`) into `trainer`, whose layout may differ from the saved one.
+// with `latest`) into `state`, whose layout may differ from the saved one.
 // Fills `manifest` (may be null). Collective over `host`. Throws
 // std::runtime_error naming the file when a shard cannot be read or lacks an element.
-CheckpointIo load_checkpoint(Trainer& trainer, Communicator& host, const std::filesystem::path& dir,
+CheckpointIo load_checkpoint(const TrainingState& state, Communicator& host, const std::filesystem::path& dir,
                              Manifest* manifest = nullptr);
 
 // What refuses `dir` as a checkpoint to continue `cfg` from: no manifest, a

@@ -6,8 +6,8 @@
 
 #include "core/checkpoint/checkpoint.h"
 #include "core/checkpoint/checkpoint_reader.h"
-#include "core/checkpoint/crc32.h"
 #include "core/config/json_read.h"
+#include "core/io/crc32.h"
 #include "core/io/read_file.h"
 
 namespace ptdp {
@@ -24,11 +24,11 @@ std::vector<float> cut_shard(const Param& p, const std::vector<float>& full, std
 }
 
 // Weights of every parameter (the tied copy too), and AdamW's state of every target.
-void restore_tensors(Trainer& t, CheckpointReader& reader) {
-  Ops& ops = t.ops();
-  const std::vector<OwnedPiece> pieces = t.state_pieces();
+void restore_tensors(const TrainingState& state, CheckpointReader& reader) {
+  Ops& ops = state.ops;
+  const std::vector<OwnedPiece>& pieces = state.pieces;
   const std::map<std::string, Shape> saved = reader.parameters();
-  for (Param* p : t.model().params()) {
+  for (Param* p : state.model.params()) {
     const auto it = saved.find(p->name);
     if (it == saved.end() || it->second != p->full_shape)
       throw std::runtime_error(reader.folder().string() + ": parameter " + p->name + " is " +
@@ -39,7 +39,7 @@ void restore_tensors(Trainer& t, CheckpointReader& reader) {
     ops.upload_f32(cut_shard(*p, master, 0, p->value.numel()).data(), p->value);
     for (std::size_t i = 0; i < pieces.size(); ++i) {
       if (pieces[i].param != p) continue;
-      AdamW::StateTensors st = t.optimizer().state(i);
+      AdamW::StateTensors st = state.optimizer.state(i);
       const std::int64_t o = pieces[i].param_offset, n = pieces[i].count;
       ops.upload_f32(cut_shard(*p, master, o, n).data(), st.master);
       ops.upload_f32(cut_shard(*p, m, o, n).data(), st.m);
@@ -111,16 +111,16 @@ void check_shards(const Manifest& m, const fs::path& folder, const std::string& 
 
 }  // namespace
 
-CheckpointIo load_checkpoint(Trainer& trainer, Communicator& host, const fs::path& dir, Manifest* manifest) {
+CheckpointIo load_checkpoint(const TrainingState& state, Communicator& host, const fs::path& dir, Manifest* manifest) {
   CheckpointIo io;
   host.barrier();
   const auto t0 = std::chrono::steady_clock::now();
   CheckpointReader reader(dir);
   io.folder = reader.folder();
   const Manifest& m = reader.manifest();
-  restore_tensors(trainer, reader);
-  trainer.optimizer().set_steps_taken(m.adamw_steps);
-  trainer.loss_scaler().restore(m.loss_scale, m.good_steps, m.skipped_steps);
+  restore_tensors(state, reader);
+  state.optimizer.set_steps_taken(m.adamw_steps);
+  state.loss_scaler.restore(m.loss_scale, m.good_steps, m.skipped_steps);
   io.bytes = reader.bytes_read();
   host.barrier();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -30,10 +30,10 @@ struct SavedPiece {
 // first stage's (same gradient, same update): never written; nor is a shard
 // held by several tensor-parallel ranks (a shared kv head, kv_sharing.h)
 // on any but the one that counts it.
-std::vector<SavedPiece> pieces_to_save(Trainer& t) {
+std::vector<SavedPiece> pieces_to_save(const TrainingState& state) {
   std::vector<SavedPiece> out;
-  if (!t.config().plan.distributed_optimizer && t.groups().coord.dp != 0) return out;
-  const std::vector<OwnedPiece> pieces = t.state_pieces();
+  if (!state.config.plan.distributed_optimizer && state.dp_rank != 0) return out;
+  const std::vector<OwnedPiece>& pieces = state.pieces;
   for (std::size_t i = 0; i < pieces.size(); ++i) {
     const Param& p = *pieces[i].param;
     if (p.tied_copy || (p.shard.dim >= 0 && !p.count_in_norm)) continue;
@@ -45,20 +45,20 @@ std::vector<SavedPiece> pieces_to_save(Trainer& t) {
 // Writes this rank's shard, streamed through a StagedFile (an unpredictable
 // temporary in the iter folder, which must not be a link); returns its record
 // (size and CRC-32 of the bytes as they were written).
-ShardRecord write_shard(Trainer& t, Ops& ops, const fs::path& folder, int rank, int step) {
+ShardRecord write_shard(const TrainingState& state, const fs::path& folder, int rank, int step) {
   ShardRecord rec;
   rec.file = shard_file_name(rank);
   rec.rank = rank;
   std::vector<std::vector<float>> host;          // keeps the bytes alive until written
   std::vector<std::vector<std::uint8_t>> weights;  // 16-bit runs: the weights as they train
   std::vector<TensorRef> tensors;
-  const auto saved = pieces_to_save(t);
+  const auto saved = pieces_to_save(state);
+  Ops& ops = state.ops;
   const DType compute = ops.compute_dtype();
-  const std::vector<OwnedPiece> owned = t.state_pieces();
   host.reserve(saved.size() * 4);
   weights.reserve(saved.size());
   for (const SavedPiece& s : saved) {
-    const AdamW::StateTensors st = t.optimizer().state(s.target);
+    const AdamW::StateTensors st = state.optimizer.state(s.target);
     for (const auto& [kind, tensor] : {std::pair{"master", &st.master}, {"exp_avg", &st.m}, {"exp_avg_sq", &st.v}}) {
       host.emplace_back(static_cast<std::size_t>(tensor->numel()));
       ops.download_f32(*tensor, host.back().data());
@@ -68,7 +68,7 @@ ShardRecord write_shard(Trainer& t, Ops& ops, const fs::path& folder, int rank, 
     // hold them (core/metrics/checkpoint_size.h counts 14 bytes a parameter):
     // readable without ptdp; a load rebuilds them from the masters.
     if (compute != DType::f32) {
-      const Param& p = *owned[s.target].param;
+      const Param& p = *state.pieces[s.target].param;
       const Tensor piece = p.value.view({p.value.numel()}).rows(s.piece.offset, s.piece.count);
       host.emplace_back(static_cast<std::size_t>(s.piece.count));
       ops.download_f32(piece, host.back().data());
@@ -95,14 +95,14 @@ std::string as_string(const std::vector<double>& d) {
   return s;
 }
 
-Manifest manifest_of(Trainer& t, int step, const std::string& data, std::vector<ShardRecord> shards) {
-  const Config& cfg = t.config();
+Manifest manifest_of(const TrainingState& state, int step, const std::string& data, std::vector<ShardRecord> shards) {
+  const Config& cfg = state.config;
   Manifest m;
   m.step = step;
-  m.adamw_steps = t.optimizer().steps_taken();
-  m.loss_scale = t.loss_scaler().scale();
-  m.good_steps = t.loss_scaler().good_steps();
-  m.skipped_steps = t.loss_scaler().skipped();
+  m.adamw_steps = state.optimizer.steps_taken();
+  m.loss_scale = state.loss_scaler.scale();
+  m.good_steps = state.loss_scaler.good_steps();
+  m.skipped_steps = state.loss_scaler.skipped();
   m.next_sample = static_cast<std::int64_t>(step) * cfg.plan.global_batch;
   m.data = data;
   m.model = to_json(cfg.model);
@@ -114,9 +114,8 @@ Manifest manifest_of(Trainer& t, int step, const std::string& data, std::vector<
 
 }  // namespace
 
-CheckpointIo save_checkpoint(Trainer& trainer, Communicator& host, const fs::path& dir, int step,
+CheckpointIo save_checkpoint(const TrainingState& state, Communicator& host, const fs::path& dir, int step,
                              const SaveOptions& options, const std::string& data) {
-  trainer.model();  // the distributed optimizer's pending parameter gather
   CheckpointIo io;
   io.folder = dir / iteration_folder(step);
   host.barrier();
@@ -129,7 +128,7 @@ CheckpointIo save_checkpoint(Trainer& trainer, Communicator& host, const fs::pat
     }
   if (host.all_reduce_host(refused.empty() ? 0.0 : 1.0, ReduceOp::max) > 0)  // every rank stops, none writes
     throw std::runtime_error(refused.empty() ? "rank 0 could not prepare " + io.folder.string() : refused);
-  const ShardRecord mine = write_shard(trainer, trainer.ops(), io.folder, host.rank(), step);
+  const ShardRecord mine = write_shard(state, io.folder, host.rank(), step);
   io.bytes = mine.bytes;
   const auto records = gather_host(host, as_doubles(to_json(mine).dump()));
   if (host.rank() == 0) {
@@ -138,7 +137,7 @@ CheckpointIo save_checkpoint(Trainer& trainer, Communicator& host, const fs::pat
       const std::string source = "the shard record of rank " + std::to_string(r);
       shards.push_back(shard_record_from_json(parse_json(as_string(records[r]), source), source));
     }
-    write_durably(io.folder / kManifestName, to_json(manifest_of(trainer, step, data, std::move(shards))).dump(1));
+    write_durably(io.folder / kManifestName, to_json(manifest_of(state, step, data, std::move(shards))).dump(1));
     // `latest` in the save directory as the path resolves: the user may name a
     // link to it, and the folder the pointer goes into is then no link.
     write_durably(fs::canonical(dir) / kLatestName, iteration_folder(step) + "\n");

@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "core/checkpoint/crc32.h"
 #include "core/config/bounds.h"
 #include "core/config/json_read.h"
+#include "core/io/crc32.h"
 #include "core/io/read_file.h"
 
 namespace ptdp {

@@ -30,7 +30,7 @@
 #include <tuple>
 
 #include "core/comm/in_process_device.h"
-#include "core/comm/poll_wait.h"
+#include "core/io/poll_wait.h"
 #include "core/kernels/cuda/cuda_check.h"
 #include "core/kernels/cuda/cuda_query.h"
 

@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "core/comm/mpi_communicator.h"
-#include "core/comm/poll_wait.h"
+#include "core/io/poll_wait.h"
 #include "core/topology/process_place.h"
 
 namespace ptdp {

@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "core/comm/nccl_detail.h"
-#include "core/comm/poll_wait.h"
+#include "core/io/poll_wait.h"
 #include "core/kernels/cuda/cuda_query.h"
 
 namespace ptdp {

@@ -3,13 +3,11 @@
 
 #include <algorithm>
 #include <numeric>
-#include <stdexcept>
 
 #include "core/comm/host_gather.h"
 #include "core/comm/placement.h"
 #include "core/metrics/result_io.h"
 #include "core/schedule/registry.h"
-#include "core/sim/projector.h"
 #include "core/sim/replay.h"
 #include "core/tensor/allocator.h"
 
@@ -112,21 +110,6 @@ std::vector<RankFigures> rank_figures(const TrainSeries& s, const ProcessPlace& 
   return out;
 }
 
-// The same configuration projected, with the memory model of this run's tensors.
-void attach_projection(const Config& cfg, const Calibration* calibration, RunResult& r) {
-  const ConfigErrors errors = check_projectable(cfg);
-  if (!errors.empty()) {
-    r.projected_error = errors.front().field + ": " + errors.front().message;
-    return;
-  }
-  try {
-    const Projection proj = project(cfg, calibration, ActivationFormula::ptdp);
-    r.projected = std::make_shared<RunResult>(projected_result(cfg, proj, calibration));
-  } catch (const std::runtime_error& e) {  // a calibration that cannot serve this plan
-    r.projected_error = e.what();
-  }
-}
-
 }  // namespace
 
 TrainSeries run_iterations(Trainer& trainer, Communicator& world, int iterations, int warmup,
@@ -160,8 +143,7 @@ TrainSeries run_iterations(Trainer& trainer, Communicator& world, int iterations
 }
 
 RunResult measured_result(const Config& cfg, const TrainSeries& series, const ProcessGroups& groups,
-                          const Backend& backend, Communicator& world, nlohmann::json provenance,
-                          const Calibration* calibration) {
+                          const Backend& backend, Communicator& world, nlohmann::json provenance) {
   RunResult r;
   r.mode = ResultMode::measured;
   r.config = cfg;
@@ -180,7 +162,6 @@ RunResult measured_result(const Config& cfg, const TrainSeries& series, const Pr
   r.ranks = rank_figures(series, backend.place, world);
   if (world.rank() != 0) return r;  // the gathers above are collective; the rest is rank 0's
   r.bubble = bubble_figures(cfg, programs, series, groups.topology);
-  attach_projection(cfg, calibration, r);
   return r;
 }
 

@@ -1,7 +1,8 @@
 // A measured training run: iterations timed on every rank, then one RunResult
-// on rank 0 with the figures gathered from all ranks, the run's own costs
-// replayed through the simulator (bubble.simulated), and the projection of the
-// same configuration beside it. Collective over `world`.
+// on rank 0 with the figures gathered from all ranks and the run's own costs
+// replayed through the simulator (bubble.simulated). Collective over `world`.
+// `ptdp train` then puts the projection of the same configuration beside it
+// (attach_projection, core/sim/projector.h).
 #pragma once
 #include <functional>
 #include <vector>
@@ -13,8 +14,6 @@
 #include "core/runtime/trainer.h"
 
 namespace ptdp {
-
-class Calibration;
 
 // What every rank keeps of its iterations.
 struct TrainSeries {
@@ -38,10 +37,8 @@ TrainSeries run_iterations(Trainer& trainer, Communicator& world, int iterations
                            const IterationHooks& hooks, int first = 0);
 
 // The measured result (valid on rank 0; other ranks only take part in the
-// gathers), with every rank's place and own figures ("ranks"). `provenance` is the result's "run" block; `calibration` (may be
-// null) serves the projection beside it.
+// gathers), with every rank's place and own figures ("ranks"). `provenance` is the result's "run" block.
 RunResult measured_result(const Config& cfg, const TrainSeries& series, const ProcessGroups& groups,
-                          const Backend& backend, Communicator& world, nlohmann::json provenance,
-                          const Calibration* calibration);
+                          const Backend& backend, Communicator& world, nlohmann::json provenance);
 
 }  // namespace ptdp

@@ -33,6 +33,10 @@ std::vector<OwnedPiece> Trainer::state_pieces() const {
   return out;
 }
 
+TrainingState Trainer::training_state() {
+  return {cfg_, ops_, groups_.coord.dp, model(), optimizer(), state_pieces(), loss_scaler()};
+}
+
 IterationRecord Trainer::step(int iteration) {
   groups_.world->barrier();
   const auto t0 = std::chrono::steady_clock::now();

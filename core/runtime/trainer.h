@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 
+#include "core/checkpoint/training_state.h"
 #include "core/runtime/executor.h"
 
 namespace ptdp {
@@ -43,6 +44,8 @@ class Trainer {
   // What AdamW target i updates: the whole parameter i, or (distributed
   // optimizer) owned piece i. A checkpoint names the state by these.
   std::vector<OwnedPiece> state_pieces() const;
+  // What a checkpoint saves and restores (core/checkpoint/checkpoint.h); waits as model() does.
+  TrainingState training_state();
   LossScaler& loss_scaler() { return executor_->loss_scaler(); }
   // Testing aid: this rank's forwards and backwards take `factor` times as long (Executor).
   void set_compute_slowdown(double factor) { executor_->set_compute_slowdown(factor); }

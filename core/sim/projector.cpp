@@ -2,6 +2,8 @@
 #include "core/sim/projector.h"
 
 #include <algorithm>
+#include <memory>
+#include <stdexcept>
 
 #include "core/metrics/result_io.h"
 #include "core/schedule/registry.h"
@@ -118,6 +120,20 @@ RunResult projected_result(const Config& cfg, const Projection& proj, const Cali
     r.sensitivity = sensitivity(cfg, time_shares(proj.breakdown, proj.passes), proj.iteration_s, calibration);
   }
   return r;
+}
+
+void attach_projection(const Config& cfg, const Calibration* calibration, RunResult& r) {
+  const ConfigErrors errors = check_projectable(cfg);
+  if (!errors.empty()) {
+    r.projected_error = errors.front().field + ": " + errors.front().message;
+    return;
+  }
+  try {
+    const Projection proj = project(cfg, calibration, ActivationFormula::ptdp);
+    r.projected = std::make_shared<RunResult>(projected_result(cfg, proj, calibration));
+  } catch (const std::runtime_error& e) {  // a calibration that cannot serve this plan
+    r.projected_error = e.what();
+  }
 }
 
 }  // namespace ptdp

@@ -63,4 +63,10 @@ enum class Annotations : std::uint8_t { all, none };
 RunResult projected_result(const Config& cfg, const Projection& proj, const Calibration* calibration,
                            Annotations annotations = Annotations::all);
 
+// A measured run's projection beside it: `r.projected`, the same configuration
+// projected with the memory of ptdp's own tensors (ActivationFormula::ptdp), or
+// `r.projected_error`: the first number the projection lacks, or why the
+// calibration (may be null) cannot serve the plan.
+void attach_projection(const Config& cfg, const Calibration* calibration, RunResult& r);
+
 }  // namespace ptdp

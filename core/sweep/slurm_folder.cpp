@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-#include "core/checkpoint/crc32.h"
+#include "core/io/crc32.h"
 #include "core/metrics/build_info.h"
 #include "core/metrics/plausibility.h"
 

@@ -9,7 +9,7 @@
 #include <chrono>
 #include <thread>
 
-#include "core/comm/poll_wait.h"
+#include "core/io/poll_wait.h"
 #include "core/kernels/cuda/cuda_query.h"
 #include "tests/gpu/gpu_test.h"
 

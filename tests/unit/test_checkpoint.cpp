@@ -9,12 +9,13 @@
 #include <fstream>
 
 #include "core/checkpoint/checkpoint.h"
-#include "core/checkpoint/crc32.h"
 #include "core/checkpoint/safetensors.h"
 #include "core/comm/in_process_communicator.h"
+#include "core/io/crc32.h"
 #include "core/kernels/cpu/cpu_ops.h"
 #include "core/metrics/checkpoint_size.h"
 #include "core/metrics/result.h"
+#include "core/runtime/trainer.h"
 #include "tests/checkpoint_test_util.h"
 #include "tests/cli_test_util.h"
 #include "tests/config_test_util.h"
@@ -120,7 +121,7 @@ TEST_F(CheckpointRefused, AnUnfinishedSaveLeavesThePreviousCheckpointLoadable) {
     ProcessGroups groups = make_process_groups(comm, test::plan_topology(cfg));
     auto data = make_synthetic_source(cfg.model.vocab, cfg.plan.seed);
     Trainer trainer(cfg, ops, groups, *data);
-    load_checkpoint(trainer, comm, dir_->path(), &m);
+    load_checkpoint(trainer.training_state(), comm, dir_->path(), &m);
     return std::vector<double>{};
   });
   EXPECT_EQ(m.step, kCkptSaveAt);

@@ -12,10 +12,10 @@
 #include <functional>
 #include <map>
 
-#include "core/checkpoint/crc32.h"
 #include "core/checkpoint/hf_gpt2.h"
 #include "core/checkpoint/manifest.h"
 #include "core/checkpoint/safetensors.h"
+#include "core/io/crc32.h"
 #include "tests/cli_test_util.h"
 
 namespace ptdp {

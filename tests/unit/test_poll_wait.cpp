@@ -1,4 +1,4 @@
-// The deadline logic of core/comm/poll_wait.h: a wait that never completes
+// The deadline logic of core/io/poll_wait.h: a wait that never completes
 // returns after its timeout, and settle() (the state machine that polls a
 // non-blocking NCCL communicator's creation) ends ready, failed or timed out,
 // calling its abort exactly once when not ready.
@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "core/comm/poll_wait.h"
+#include "core/io/poll_wait.h"
 
 namespace ptdp {
 namespace {

@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/checkpoint/crc32.h"
 #include "core/checkpoint/safetensors.h"
+#include "core/io/crc32.h"
 
 namespace ptdp {
 namespace {

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "core/comm/poll_wait.h"
+#include "core/io/poll_wait.h"
 #include "core/kernels/cuda/cuda_check.h"
 
 namespace ptdp {

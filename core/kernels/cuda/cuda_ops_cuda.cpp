@@ -8,7 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "core/comm/poll_wait.h"
+#include "core/io/poll_wait.h"
 #include "core/kernels/cuda/adamw_table.h"
 #include "core/kernels/cuda/cuda_check.h"
 #include "core/kernels/cuda/cuda_ops.h"

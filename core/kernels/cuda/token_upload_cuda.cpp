@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/comm/poll_wait.h"
+#include "core/io/poll_wait.h"
 #include "core/kernels/cuda/cuda_check.h"
 
 namespace ptdp::cuda {

@@ -1,5 +1,5 @@
 // CRC-32, table-driven, one byte a step (shards are read from disk far slower).
-#include "core/checkpoint/crc32.h"
+#include "core/io/crc32.h"
 
 #include <array>
 

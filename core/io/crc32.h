@@ -1,5 +1,6 @@
 // CRC-32 (IEEE 802.3, the polynomial zlib and PNG use; reflected 0xEDB88320)
-// of a checkpoint shard's bytes: the manifest records it, the loader compares.
+// of a file's bytes: a checkpoint's manifest records each shard's and the
+// loader compares; a Slurm folder records its sweep file's.
 #pragma once
 #include <cstddef>
 #include <cstdint>
