@@ -4,9 +4,9 @@
 #include <cstdio>
 
 #include "core/comm/placement.h"
-#include "core/metrics/junit.h"
-#include "core/metrics/output_files.h"
-#include "core/metrics/result_io.h"
+#include "core/gate/junit.h"
+#include "core/results/output_files.h"
+#include "core/results/result_io.h"
 
 namespace ptdp::cli {
 

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config/config.h"
-#include "core/metrics/timeline.h"
+#include "core/results/timeline.h"
 #include "core/sim/projector.h"
 
 namespace ptdp {

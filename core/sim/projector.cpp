@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "core/metrics/result_io.h"
+#include "core/results/result_io.h"
 #include "core/schedule/registry.h"
 #include "core/sim/checkpoint_cost.h"
 #include "core/sim/cost_model.h"

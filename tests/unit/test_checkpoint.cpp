@@ -8,13 +8,13 @@
 #include <cmath>
 #include <fstream>
 
+#include "core/accounting/checkpoint_size.h"
 #include "core/checkpoint/checkpoint.h"
 #include "core/checkpoint/crc32.h"
 #include "core/checkpoint/safetensors.h"
 #include "core/comm/in_process_communicator.h"
 #include "core/kernels/cpu/cpu_ops.h"
-#include "core/metrics/checkpoint_size.h"
-#include "core/metrics/result.h"
+#include "core/results/result.h"
 #include "tests/checkpoint_test_util.h"
 #include "tests/cli_test_util.h"
 #include "tests/config_test_util.h"

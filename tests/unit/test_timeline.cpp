@@ -2,7 +2,7 @@
 // ranks and the Chrome trace keep which collective each wait was.
 #include <gtest/gtest.h>
 
-#include "core/metrics/timeline.h"
+#include "core/results/timeline.h"
 
 namespace ptdp {
 namespace {

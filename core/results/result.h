@@ -14,11 +14,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/accounting/memory_model.h"
+#include "core/accounting/throughput.h"
 #include "core/config/config.h"
 #include "core/config/hardware.h"
-#include "core/metrics/checkpoint_metrics.h"
-#include "core/metrics/memory_model.h"
-#include "core/metrics/rank_figures.h"
+#include "core/results/checkpoint_metrics.h"
+#include "core/results/rank_figures.h"
 
 namespace ptdp {
 
@@ -96,6 +97,8 @@ struct RunResult {
   nlohmann::json extra = nlohmann::json::object();  // other top-level blocks: search, sweep, slice, timeline
 
   double median_iteration_s() const;
+  // TFLOP/s, tokens/s, MFU and HFU at the median iteration: what "metrics" reports.
+  Throughput throughput() const;
 };
 
 // The JSON of a result; the reader takes it back (throws JsonRefused naming
@@ -103,16 +106,13 @@ struct RunResult {
 nlohmann::json to_json(const RunResult& r);
 RunResult read_result(const nlohmann::json& j, const std::string& source = "result");
 
-// Throughput figures for an iteration time: flops_per_iteration (model, eq3,
-// no_recompute, hardware) with model_flops_convention (what they count, see
-// flops.h), model_tflops_per_gpu, hardware_tflops_per_gpu,
-// aggregate_pflops, percent_of_peak (null without a peak for the precision),
-// tokens_per_s, sequences_per_s, peak_tflops_used, mfu and hfu (fractions of
-// the peak, null without one; see utilization() in flops.h) and "utilization"
-// (the peak they used and their definitions).
+// The "metrics" throughput keys for an iteration time, from throughput()
+// (accounting/throughput.h): flops_per_iteration (model, eq3, no_recompute,
+// hardware) with model_flops_convention (what they count, see flops.h),
+// model_tflops_per_gpu, hardware_tflops_per_gpu, aggregate_pflops,
+// percent_of_peak, tokens_per_s, sequences_per_s, peak_tflops_used, mfu and
+// hfu (null without a peak) and "utilization" (the peak they used and their definitions).
 nlohmann::json throughput_metrics(const Config& cfg, double iteration_s);
-// The headline figure of those: model FLOPs per GPU per second, in TFLOP/s (0 for a zero time).
-double model_tflops_per_gpu(const Config& cfg, double iteration_s);
 
 nlohmann::json to_json(const MemoryBreakdown& m);
 
