@@ -73,21 +73,6 @@ void add_trust(const RunResult& r, json& j) {
 
 }  // namespace
 
-const char* to_string(ResultMode m) {
-  switch (m) {
-    case ResultMode::measured: return "measured";
-    case ResultMode::projected: return "projected";
-    case ResultMode::slice: return "slice";
-  }
-  return "?";
-}
-
-std::optional<ResultMode> parse_result_mode(const std::string& text) {
-  for (const ResultMode m : {ResultMode::measured, ResultMode::projected, ResultMode::slice})
-    if (text == to_string(m)) return m;
-  return std::nullopt;
-}
-
 std::int64_t MemoryFigures::peak_model() const {
   std::int64_t peak = 0;
   for (const auto& s : model_per_stage) peak = std::max(peak, s.total());

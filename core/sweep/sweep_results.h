@@ -12,6 +12,7 @@
 
 #include "core/process/outcome.h"
 #include "core/results/acceptance.h"
+#include "core/results/result_mode.h"
 #include "core/sweep/sweep.h"
 
 namespace ptdp {
