@@ -3,9 +3,9 @@
 
 #include <cstdio>
 
-#include "core/metrics/junit.h"
-#include "core/metrics/output_files.h"
-#include "core/metrics/result_io.h"
+#include "core/gate/junit.h"
+#include "core/results/output_files.h"
+#include "core/results/result_io.h"
 #include "core/topology/process_place.h"
 
 namespace ptdp::cli {

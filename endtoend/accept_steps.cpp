@@ -3,9 +3,10 @@
 
 #include <algorithm>
 
+#include "core/accounting/throughput.h"
 #include "core/config/json_read.h"
 #include "core/launch/launcher.h"
-#include "core/metrics/result.h"
+#include "core/results/result.h"
 #include "core/sim/calibrate.h"
 
 namespace ptdp::cli {
@@ -110,11 +111,11 @@ StepReader read_train(const std::string& metric) {
   return [metric](const std::filesystem::path& output, StepOutcome& o) {
     const RunResult r = read_result(read_json_file(output), output.string());
     const double iteration = r.median_iteration_s();
-    o.values[metric] = model_tflops_per_gpu(r.config, iteration);
+    o.values[metric] = r.throughput().model_tflops_per_gpu;
     o.details = {{"median_iteration_s", iteration}, {"world_size", r.config.plan.world_size()},
                  {"global_batch", r.config.plan.global_batch}, {"model_tflops_per_gpu", o.values[metric]}};
     if (r.projected) {
-      o.projected[metric] = model_tflops_per_gpu(r.config, r.projected->median_iteration_s());
+      o.projected[metric] = throughput(r.config, r.projected->median_iteration_s()).model_tflops_per_gpu;
       o.details["projected_iteration_s"] = r.projected->median_iteration_s();
     } else {
       o.details["projected_error"] = r.projected_error;

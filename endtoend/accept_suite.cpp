@@ -3,8 +3,8 @@
 
 #include "core/config/data_root.h"
 #include "core/config/rank_dims.h"
-#include "core/metrics/result_io.h"
 #include "core/model/layer_ops.h"
+#include "core/results/result_io.h"
 
 namespace ptdp::cli {
 

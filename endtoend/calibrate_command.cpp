@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "core/config/config.h"
-#include "core/metrics/result_io.h"
+#include "core/results/result_io.h"
 #include "core/sim/calibrate.h"
 #include "core/sim/device_rates.h"
 #include "endtoend/cli_common.h"

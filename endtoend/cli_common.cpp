@@ -6,7 +6,7 @@
 
 #include "core/config/json_read.h"
 #include "core/io/staged_file.h"
-#include "core/metrics/output_files.h"
+#include "core/results/output_files.h"
 #include "core/runtime/backend.h"
 #include "core/sim/plan_limits.h"
 

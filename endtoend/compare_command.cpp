@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "core/metrics/compare.h"
-#include "core/metrics/junit.h"
-#include "core/metrics/output_files.h"
-#include "core/metrics/result_io.h"
+#include "core/gate/compare.h"
+#include "core/gate/junit.h"
+#include "core/results/output_files.h"
+#include "core/results/result_io.h"
 #include "endtoend/cli_common.h"
 #include "endtoend/commands.h"
 #include "endtoend/gate_options.h"

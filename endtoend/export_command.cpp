@@ -10,7 +10,7 @@
 #include "core/checkpoint/hf_gpt2_export.h"
 #include "core/config/json_read.h"
 #include "core/data/token_source.h"
-#include "core/metrics/output_files.h"
+#include "core/results/output_files.h"
 #include "endtoend/cli_common.h"
 #include "endtoend/commands.h"
 

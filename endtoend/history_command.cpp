@@ -1,6 +1,6 @@
 // `ptdp history DIR --metric model_tflops_per_gpu [--out PNG]`: a metric over
 // commits from a folder of CI results, the regression gate applied between
-// neighbours (core/metrics/history.h decides what is flagged), one line per
+// neighbours (core/gate/history.h decides what is flagged), one line per
 // commit and configuration, and a plot drawn by report/plot_history.py
 // (Python only draws what it is given).
 #include <cerrno>
@@ -16,10 +16,11 @@
 #include <thread>
 
 #include "core/config/data_root.h"
-#include "core/metrics/history.h"
-#include "core/metrics/output_files.h"
-#include "core/metrics/result_io.h"
+#include "core/gate/history.h"
 #include "core/process/child_process.h"
+#include "core/results/metric_path.h"
+#include "core/results/output_files.h"
+#include "core/results/result_io.h"
 #include "endtoend/cli_common.h"
 #include "endtoend/commands.h"
 #include "endtoend/gate_options.h"
@@ -120,6 +121,9 @@ int read_history(const HistoryArgs& args, History& h) {
       return kExitRefused;
     }
     h = build_history(load_history_files(paths), args.metric, args.threshold, args.alpha);
+  } catch (const UnknownMetric& e) {  // a name no result reports
+    std::fprintf(stderr, "ptdp history: --metric: %s\n", e.what());
+    return kExitRefused;
   } catch (const std::invalid_argument& e) {  // the metric no file has
     std::fprintf(stderr, "ptdp history: --metric %s: %s in %s\n", args.metric.c_str(), e.what(), args.dir.c_str());
     return kExitRefused;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/config/data_root.h"
-#include "core/metrics/build_info.h"
+#include "core/results/build_info.h"
 #include "endtoend/commands.h"
 
 namespace {

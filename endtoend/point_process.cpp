@@ -2,7 +2,7 @@
 #include "endtoend/point_process.h"
 
 #include "core/config/json_read.h"
-#include "core/metrics/result_io.h"
+#include "core/results/result_io.h"
 #include "endtoend/commands.h"
 
 namespace ptdp::cli {

@@ -6,8 +6,8 @@
 #include <string>
 #include <utility>
 
-#include "core/metrics/result.h"
-#include "core/metrics/output_files.h"
+#include "core/results/output_files.h"
+#include "core/results/result.h"
 #include "core/sim/plan_limits.h"
 #include "core/sim/search.h"
 #include "endtoend/cli_common.h"
@@ -35,13 +35,12 @@ std::string plan_switches(const Plan& p) {
 
 void print_summary(const RunResult& r, const char* label) {
   const Plan& p = r.config.plan;
-  const double tflops = model_tflops_per_gpu(r.config, r.median_iteration_s());
-  const double peak = r.config.machine.peak_for(to_string(p.precision));
+  const Throughput t = r.throughput();
   std::printf("%s t=%d p=%d d=%d v=%d b=%d %s%s: %.4g s/iteration, %.4g model TFLOP/s per GPU (%.1f%% of peak), "
               "bubble %.3f, memory %.3g GiB%s\n",
               label, p.tp, p.pp, p.dp, p.virtual_stages, p.micro_batch, p.schedule.c_str(), plan_switches(p).c_str(),
               r.median_iteration_s(),
-              tflops, peak > 0 ? 100 * tflops / peak : 0.0, r.bubble.simulated.value_or(0),
+              t.model_tflops_per_gpu, t.percent_of_peak.value_or(0), r.bubble.simulated.value_or(0),
               static_cast<double>(r.memory.peak_model()) / (1 << 30), r.memory.fits ? "" : "  DOES NOT FIT");
 }
 

@@ -5,8 +5,9 @@
 #include <cstdio>
 #include <memory>
 
-#include "core/metrics/result.h"
-#include "core/metrics/result_io.h"
+#include "core/accounting/throughput.h"
+#include "core/results/result.h"
+#include "core/results/result_io.h"
 #include "core/runtime/slice_runner.h"
 #include "core/sim/slice_projection.h"
 #include "core/tensor/allocator.h"
@@ -82,7 +83,7 @@ int run(SliceArgs args) {
                 "projected %.4g s/iteration, %.4g model TFLOP/s per GPU%s\n",
                 m.stage, cfg.plan.pp, cfg.plan.tp, cfg.plan.dp, cfg.plan.virtual_stages, cfg.plan.micro_batch,
                 device_name(args.options.device).c_str(), m.iteration_s, static_cast<double>(m.peak_bytes) / (1 << 30),
-                sp.projection.iteration_s, model_tflops_per_gpu(cfg, sp.projection.iteration_s),
+                sp.projection.iteration_s, throughput(cfg, sp.projection.iteration_s).model_tflops_per_gpu,
                 sp.projection.fits ? "" : "  DOES NOT FIT");
     if (!args.out.empty()) write_json_atomic(args.out, to_json(result));
     return kExitOk;

@@ -7,7 +7,7 @@
 
 #include "core/config/json_read.h"
 #include "core/launch/slurm_script.h"
-#include "core/metrics/output_files.h"
+#include "core/results/output_files.h"
 #include "core/sweep/slurm_folder.h"
 #include "core/sweep/sweep_results.h"
 #include "endtoend/cli_common.h"

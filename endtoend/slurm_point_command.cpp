@@ -5,7 +5,7 @@
 // this allocation) written atomically with the sweep's identity.
 #include <cstdio>
 
-#include "core/metrics/output_files.h"
+#include "core/results/output_files.h"
 #include "core/sweep/slurm_folder.h"
 #include "endtoend/commands.h"
 #include "endtoend/option_ranges.h"

@@ -54,7 +54,7 @@ void tally_record(const json& record, Tally& t) {
   if (status == Outcome::ok) ++t.ok;
   else if (status == Outcome::missing) ++t.missing;
   else if (is_failure(status)) ++t.failed;
-  if (record["acceptance"] == "fail") ++t.rejected;
+  if (record["acceptance"] == std::string(to_string(Acceptance::fail))) ++t.rejected;
 }
 
 int merge_points(const Sweep& sweep, const std::vector<int>& indices, const SweepOptions& o) {

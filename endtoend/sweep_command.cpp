@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "core/metrics/result_io.h"
+#include "core/results/result_io.h"
 #include "core/sweep/project_point.h"
 #include "endtoend/commands.h"
 #include "endtoend/option_ranges.h"

@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "core/launch/rank_limits.h"
 #include "core/io/staged_file.h"
-#include "core/metrics/output_files.h"
+#include "core/launch/rank_limits.h"
+#include "core/results/output_files.h"
 #include "core/runtime/backend.h"
 #include "core/sweep/sweep_results.h"
 #include "endtoend/commands.h"

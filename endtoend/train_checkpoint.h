@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/checkpoint/checkpoint.h"
-#include "core/metrics/result.h"
+#include "core/results/result.h"
 #include "core/runtime/trainer.h"
 #include "endtoend/train_run.h"
 

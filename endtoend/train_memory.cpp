@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <string>
 
-#include "core/metrics/memory_model.h"
+#include "core/accounting/memory_model.h"
 #include "core/runtime/backend.h"
 #include "core/schedule/registry.h"
 #include "core/sim/plan_limits.h"

@@ -1,5 +1,5 @@
 // The memory check of `ptdp train`, before anything is allocated: the plan's
-// bytes by the memory model (core/metrics/memory_model.h, ptdp's own tensors,
+// bytes by the memory model (core/accounting/memory_model.h, ptdp's own tensors,
 // the device's element sizes) against the memory of the device they would live on.
 #pragma once
 #include "core/comm/communicator.h"

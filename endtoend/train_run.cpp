@@ -8,11 +8,12 @@
 #include <new>
 #include <thread>
 
+#include "core/accounting/flops.h"
+#include "core/accounting/throughput.h"
 #include "core/checkpoint/hf_gpt2_export.h"
 #include "core/comm/process_groups.h"
 #include "core/data/token_source.h"
-#include "core/metrics/flops.h"
-#include "core/metrics/output_files.h"
+#include "core/results/output_files.h"
 #include "core/runtime/measured_run.h"
 #include "core/sim/projector.h"
 #include "core/tensor/allocator.h"
@@ -56,11 +57,10 @@ IterationHooks hooks(const Config& cfg, const TrainArgs& args, int rank, const s
     IterationRecord rec = record;
     if (fault && fault->kind == Fault::Kind::nan && fault->iteration == it) rec.loss = std::nan("");
     if (rank == 0) {
-      const double peak = cfg.machine.peak_for(to_string(cfg.plan.precision));
-      const Utilization u = utilization(cfg.model, cfg.plan, rec.seconds, peak);
+      const Throughput t = throughput(cfg, rec.seconds);
       std::printf("iter %4d/%d  loss %.4f  %.3f s  %.4f TFLOP/s per device  MFU %.1f%%  HFU %.1f%%%s\n", it + 1,
-                  args.iterations, rec.loss, rec.seconds, model_tflops_per_gpu(cfg, rec.seconds), 100 * u.mfu,
-                  100 * u.hfu, it < args.warmup ? "  (warm-up)" : "");
+                  args.iterations, rec.loss, rec.seconds, t.model_tflops_per_gpu, 100 * t.mfu.value_or(0),
+                  100 * t.hfu.value_or(0), it < args.warmup ? "  (warm-up)" : "");
     }
     std::fflush(stdout);
     if (!std::isfinite(rec.loss))
@@ -72,13 +72,13 @@ IterationHooks hooks(const Config& cfg, const TrainArgs& args, int rank, const s
 
 void print_summary(const RunResult& r, const std::string& out) {
   const Config& cfg = r.config;
-  const double peak = cfg.machine.peak_for(to_string(cfg.plan.precision));
-  const Utilization u = utilization(cfg.model, cfg.plan, r.median_iteration_s(), peak);
-  const double mfu = peak > 0 ? 100 * u.mfu : 0.0, hfu = peak > 0 ? 100 * u.hfu : 0.0;
+  const Throughput t = r.throughput();
+  const double peak = t.peak_tflops.value_or(0);
+  const double mfu = 100 * t.mfu.value_or(0), hfu = 100 * t.hfu.value_or(0);
   std::printf("ptdp train: median %.4f s/iteration, %.4f model TFLOP/s per device, MFU %.1f%%, HFU %.1f%% "
               "(of %.4g TFLOP/s %s peak), bubble %.3f (replayed %.3f, analytical %.3f), peak memory %.1f MiB "
               "(model %.1f MiB)%s%s\n",
-              r.median_iteration_s(), model_tflops_per_gpu(cfg, r.median_iteration_s()), mfu, hfu, peak,
+              r.median_iteration_s(), t.model_tflops_per_gpu, mfu, hfu, peak,
               to_string(cfg.plan.precision).c_str(), r.bubble.measured.value_or(0), r.bubble.simulated.value_or(0),
               r.bubble.analytical, static_cast<double>(r.memory.peak_measured.value_or(0)) / (1 << 20),
               static_cast<double>(r.memory.peak_model()) / (1 << 20), out.empty() ? "" : ", result in ", out.c_str());

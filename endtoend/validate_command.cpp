@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "core/config/data_root.h"
-#include "core/metrics/result_io.h"
+#include "core/results/result_io.h"
 #include "core/sweep/ablation.h"
 #include "core/sweep/modern_check.h"
 #include "core/sweep/paper_check.h"

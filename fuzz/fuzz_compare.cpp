@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "core/config/json_read.h"
-#include "core/metrics/compare.h"
+#include "core/gate/compare.h"
 #include "fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

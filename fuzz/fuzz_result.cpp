@@ -10,7 +10,7 @@
 
 #include "core/config/config.h"  // default_machines_dir
 #include "core/config/json_read.h"
-#include "core/metrics/result.h"
+#include "core/results/result.h"
 #include "core/sweep/sweep_results.h"
 #include "fuzz/fuzz_input.h"
 

@@ -9,11 +9,11 @@
 
 #include <algorithm>
 
+#include "core/accounting/bus_bandwidth.h"
+#include "core/accounting/memory_model.h"
 #include "core/comm/placement.h"
 #include "core/comm/world.h"
 #include "core/config/rank_dims.h"
-#include "core/metrics/bus_bandwidth.h"
-#include "core/metrics/memory_model.h"
 #include "microbench/bench_setup.h"
 
 namespace ptdp::bench {

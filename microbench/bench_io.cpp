@@ -33,7 +33,7 @@
 
 #include "core/checkpoint/durable_file.h"
 #include "core/io/staged_file.h"
-#include "core/metrics/build_info.h"
+#include "core/results/build_info.h"
 #include "microbench/bench_setup.h"
 
 namespace ptdp::bench {

@@ -23,12 +23,12 @@
 #include <string>
 #include <vector>
 
+#include "core/accounting/flops.h"
 #include "core/comm/single_rank.h"
 #include "core/comm/world.h"
+#include "core/config/chunk_layout.h"
 #include "core/config/rank_dims.h"
 #include "core/data/token_source.h"
-#include "core/metrics/flops.h"
-#include "core/model/chunk_layout.h"
 #include "core/model/embedding.h"
 #include "core/model/layer_ops.h"
 #include "core/model/lm_head.h"

@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "core/config/data_root.h"
-#include "core/metrics/build_info.h"
+#include "core/results/build_info.h"
 
 namespace ptdp::bench {
 

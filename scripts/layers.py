@@ -32,7 +32,9 @@ LEVELS = {
     "core/comm": 3,
     "core/model": 4,
     "core/optim": 5,
-    "core/metrics": 5,  # accounting, results and the gate, until each is a folder of its own
+    "core/accounting": 5,
+    "core/results": 6,
+    "core/gate": 7,
     "core/checkpoint": 6,
     "core/sim": 6,
     "core/runtime": 7,

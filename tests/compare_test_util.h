@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/metrics/compare.h"
+#include "core/gate/compare.h"
 
 namespace ptdp::test {
 

@@ -65,7 +65,7 @@ ShardRecord write_shard(const TrainingState& state, const fs::path& folder, int 
       tensors.push_back({piece_tensor_name(kind, s.piece), DType::f32, tensor->shape(), host.back().data()});
     }
     // Beside fp32 masters, the 16-bit weights too, as Megatron-LM's checkpoints
-    // hold them (core/metrics/checkpoint_size.h counts 14 bytes a parameter):
+    // hold them (core/accounting/checkpoint_size.h counts 14 bytes a parameter):
     // readable without ptdp; a load rebuilds them from the masters.
     if (compute != DType::f32) {
       const Param& p = *state.pieces[s.target].param;

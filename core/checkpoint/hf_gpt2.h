@@ -20,8 +20,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config/config.h"
-#include "core/metrics/output_files.h"
 #include "core/model/full_params.h"
+#include "core/results/output_files.h"
 
 namespace ptdp {
 

@@ -1,6 +1,6 @@
 // The names of recorded communication: which process group, and which
 // collective (core/comm/collective.h). Vocabulary shared by the recording
-// communicator and the timeline (core/metrics/timeline.h), so the timeline
+// communicator and the timeline (core/results/timeline.h), so the timeline
 // needs no communicator.
 #pragma once
 #include <cstdint>

@@ -20,7 +20,7 @@ struct Plan {
   int pp = 1;              // p
   int dp = 1;              // d
   int virtual_stages = 1;  // v
-  std::vector<int> layers_per_stage;  // core/model/chunk_layout.h reads it
+  std::vector<int> layers_per_stage;  // core/config/chunk_layout.h reads it
   int micro_batch = 1;     // b
   int global_batch = 1;    // B
   std::string schedule = "1f1b";

@@ -50,7 +50,7 @@ struct LayerOp {
   GemmShape gemm{0, 0, 0, 0};  // the GEMM it runs (attention: the s×s scores, b·heads of them); zeros: none
   double bytes = 0;            // memory-bound traffic as the cost model prices it (layer_ops.h)
   int kernels = 0;             // memory-bound launches as priced
-  double flops = 0;            // model FLOPs (core/metrics/flops.h's convention)
+  double flops = 0;            // model FLOPs (core/accounting/flops.h's convention)
   std::int64_t saved = 0;      // bytes kept for backward (forward records)
   OpCollective collective;
   bool with_previous = false;  // kv beside q: one input, one summed input gradient, one collective

@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/model/chunk_layout.h"
+#include "core/config/chunk_layout.h"
 #include "core/model/embedding.h"
 #include "core/model/lm_head.h"
 #include "core/model/transformer_layer.h"

@@ -6,7 +6,7 @@
 
 #include "core/comm/host_gather.h"
 #include "core/comm/placement.h"
-#include "core/metrics/result_io.h"
+#include "core/results/result_io.h"
 #include "core/schedule/registry.h"
 #include "core/sim/replay.h"
 #include "core/tensor/allocator.h"

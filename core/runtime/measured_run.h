@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "core/comm/process_groups.h"
-#include "core/metrics/result.h"
-#include "core/metrics/timeline.h"
+#include "core/results/result.h"
+#include "core/results/timeline.h"
 #include "core/runtime/backend.h"
 #include "core/runtime/trainer.h"
 

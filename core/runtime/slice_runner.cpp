@@ -5,7 +5,7 @@
 
 #include "core/comm/shape_only_communicator.h"
 #include "core/data/token_source.h"
-#include "core/metrics/result_io.h"
+#include "core/results/result_io.h"
 #include "core/runtime/backend.h"
 #include "core/runtime/trainer.h"
 #include "core/schedule/registry.h"

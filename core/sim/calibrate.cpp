@@ -13,8 +13,8 @@
 
 #include "core/config/bounds.h"
 #include "core/config/json_read.h"
-#include "core/metrics/plausibility.h"
 #include "core/model/op_kind.h"
+#include "core/results/plausibility.h"
 
 namespace ptdp {
 

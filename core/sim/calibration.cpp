@@ -8,7 +8,7 @@
 #include "core/config/bounds.h"
 #include "core/config/config.h"
 #include "core/config/json_read.h"
-#include "core/metrics/plausibility.h"
+#include "core/results/plausibility.h"
 
 namespace ptdp {
 

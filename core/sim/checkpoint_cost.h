@@ -17,9 +17,9 @@
 #include <optional>
 #include <string>
 
+#include "core/accounting/checkpoint_size.h"
 #include "core/config/config.h"
-#include "core/metrics/checkpoint_metrics.h"
-#include "core/metrics/checkpoint_size.h"
+#include "core/results/checkpoint_metrics.h"
 
 namespace ptdp {
 

@@ -3,9 +3,9 @@
 
 #include <algorithm>
 
+#include "core/accounting/memory_model.h"
+#include "core/config/chunk_layout.h"
 #include "core/config/rank_dims.h"
-#include "core/metrics/memory_model.h"
-#include "core/model/chunk_layout.h"
 
 namespace ptdp {
 
@@ -86,7 +86,7 @@ void CostModel::build_chunk_costs(const Config& cfg, const DeviceRates& dev) {
 
 void CostModel::build_step_costs(const Config& cfg, const CommModel& comm, const Topology& topo) {
   const Plan& p = cfg.plan;
-  const double grad_bytes = 4;  // fp32 main gradients, also under fp16 (core/metrics/memory_model.h)
+  const double grad_bytes = 4;  // fp32 main gradients, also under fp16 (core/accounting/memory_model.h)
   const Placement dp = group_placement(topo, topo.dp_group(0));
   for (int r = 0; r < p_; ++r) {
     const double params = static_cast<double>(rank_parameter_count(cfg.model, p, dims_, r));

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "core/metrics/memory_model.h"
-#include "core/model/chunk_layout.h"
+#include "core/accounting/memory_model.h"
+#include "core/config/chunk_layout.h"
 #include "core/optim/grad_reduce.h"
 
 namespace ptdp {

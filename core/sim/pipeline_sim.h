@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "core/metrics/timeline.h"
+#include "core/results/timeline.h"
 #include "core/schedule/deadlock.h"
 #include "core/schedule/instruction.h"
 

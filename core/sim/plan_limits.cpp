@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <limits>
 
-#include "core/metrics/memory_model.h"
+#include "core/accounting/memory_model.h"
 #include "core/schedule/registry.h"
 
 namespace ptdp {

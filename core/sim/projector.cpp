@@ -5,7 +5,7 @@
 #include <memory>
 #include <stdexcept>
 
-#include "core/metrics/result_io.h"
+#include "core/results/result_io.h"
 #include "core/schedule/registry.h"
 #include "core/sim/checkpoint_cost.h"
 #include "core/sim/cost_model.h"

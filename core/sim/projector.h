@@ -11,10 +11,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/accounting/memory_model.h"
 #include "core/config/config.h"
-#include "core/metrics/memory_model.h"
-#include "core/metrics/result.h"
-#include "core/metrics/timeline.h"
+#include "core/results/result.h"
+#include "core/results/timeline.h"
 #include "core/sim/calibration.h"
 #include "core/sim/layer_costs.h"
 #include "core/sim/pipeline_sim.h"
@@ -40,7 +40,7 @@ ConfigErrors check_projectable(const Config& cfg);
 // The configuration must be valid (validate() and check_projectable()); a plan
 // beyond check_work_limits() (plan_limits.h) throws ConfigRefused.
 // `calibration` may be null. `formula` counts the activations: by default
-// Korthikanti et al.'s, for the paper's software (core/metrics/memory_model.h).
+// Korthikanti et al.'s, for the paper's software (core/accounting/memory_model.h).
 Projection project(const Config& cfg, const Calibration* calibration,
                    ActivationFormula formula = ActivationFormula::korthikanti);
 

@@ -3,7 +3,7 @@
 // measured run's schedule and its simulated bubble be held against the
 // measured one (the same instruction lists, durations measured instead of modelled).
 #pragma once
-#include "core/metrics/timeline.h"
+#include "core/results/timeline.h"
 #include "core/sim/pipeline_sim.h"
 
 namespace ptdp {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "core/accounting/throughput.h"
 #include "core/schedule/registry.h"
 #include "core/sim/plan_limits.h"
 
@@ -113,7 +114,7 @@ nlohmann::json search_summary(const SearchOutcome& s, int top) {
     const Candidate& c = s.ranked[i];
     list.push_back({{"plan", to_json(c.config.plan)},
                     {"iteration_s", c.projection.iteration_s},
-                    {"model_tflops_per_gpu", model_tflops_per_gpu(c.config, c.projection.iteration_s)}});
+                    {"model_tflops_per_gpu", throughput(c.config, c.projection.iteration_s).model_tflops_per_gpu}});
   }
   return {{"candidates", s.ranked.size()}, {"rejected_does_not_fit", s.rejected}, {"runners_up", list}};
 }

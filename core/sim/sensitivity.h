@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config/config.h"
-#include "core/metrics/result.h"
+#include "core/results/result.h"
 #include "core/sim/calibration.h"
 #include "core/sim/layer_costs.h"
 

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/metrics/timeline.h"
+#include "core/results/timeline.h"
 #include "core/tensor/dtype.h"
 
 namespace ptdp {

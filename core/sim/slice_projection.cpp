@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "core/metrics/result.h"
+#include "core/results/result.h"
 #include "core/sim/cost_model.h"
 
 namespace ptdp {

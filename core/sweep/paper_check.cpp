@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include "core/results/metric_path.h"
 #include "core/sim/expected_error.h"
 #include "core/sweep/project_point.h"
 #include "core/sweep/sweep_results.h"
@@ -37,7 +38,7 @@ Config projected_config(Config cfg, const nlohmann::json& result) {
 // also that of one ptdp's memory model says does not fit (its time is projected all the same).
 std::optional<double> compared_value(const Sweep& sweep, const PointOutcome& o, UnfitPoints unfit) {
   if (o.status == Outcome::ok) return o.value;
-  if (o.status == Outcome::does_not_fit && unfit == UnfitPoints::compare) return metric_value(o.result, sweep.metric);
+  if (o.status == Outcome::does_not_fit && unfit == UnfitPoints::compare) return MetricPath(sweep.metric).of(o.result);
   return std::nullopt;
 }
 

@@ -1,7 +1,8 @@
 // Sweep points through the projector (with the sweep's search when it has one).
 #include "core/sweep/project_point.h"
 
-#include "core/metrics/result.h"
+#include "core/results/metric_path.h"
+#include "core/results/result.h"
 #include "core/sim/plan_limits.h"
 #include "core/sim/projector.h"
 #include "core/sim/search.h"
@@ -62,7 +63,7 @@ PointOutcome project_point(const Sweep& sweep, const SweepPoint& point, const Ca
     out.reason = "needs " + std::to_string(proj.peak_bytes) + " bytes per GPU";
     return out;
   }
-  out.value = metric_value(out.result, sweep.metric);
+  out.value = MetricPath(sweep.metric).of(out.result);
   out.status = out.value ? Outcome::ok : Outcome::failed;
   if (!out.value) out.reason = "the result has no metric \"" + sweep.metric + "\"";
   return out;

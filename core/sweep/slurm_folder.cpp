@@ -4,8 +4,8 @@
 #include <cstdio>
 
 #include "core/io/crc32.h"
-#include "core/metrics/build_info.h"
-#include "core/metrics/plausibility.h"
+#include "core/results/build_info.h"
+#include "core/results/plausibility.h"
 
 namespace ptdp {
 

@@ -55,7 +55,7 @@ PointFile read_point_file(const std::filesystem::path& file);  // throws JsonRef
 // Why the result of point file `p` may not be merged as `point`'s measurement,
 // or "": a result filed as measured that says otherwise, another layout than
 // the point's, or (status ok) figures that cannot be a run's
-// (core/metrics/plausibility.h). Names the field: "/result/plan: ...".
+// (core/results/plausibility.h). Names the field: "/result/plan: ...".
 std::string result_problem(const PointFile& p, const SweepPoint& point);
 
 }  // namespace ptdp

@@ -8,6 +8,7 @@
 #include "core/config/bounds.h"
 #include "core/config/data_root.h"
 #include "core/config/json_read.h"
+#include "core/results/metric_path.h"
 
 namespace ptdp {
 
@@ -125,11 +126,13 @@ void check_machine(const JsonAt& machine, const std::filesystem::path& machines_
 
 // Acceptance bands: {"metric": {"min": x, "max": y}}, either bound optional.
 json read_expect(const JsonAt& e) {
-  for (const auto& [metric, band] : e.members())
+  for (const auto& [metric, band] : e.members()) {
+    if (const std::string why = unknown_metric(metric); !why.empty()) band.refuse(why);
     for (const auto& [key, bound] : band.members()) {
       if (key != "min" && key != "max") bound.refuse("is not a bound (min, max)");
       bound.get<double>();
     }
+  }
   return e.value();
 }
 
@@ -140,6 +143,7 @@ json read_paper(const JsonAt& paper, Sweep& sweep) {
     value.get<std::string>();
   }
   sweep.metric = paper.get<std::string>("metric", sweep.metric);
+  if (const std::string why = unknown_metric(sweep.metric); !why.empty()) paper.at("metric").refuse(why);
   if (const auto pointer = paper.find("pointer"); pointer && pointer->get<std::string>().rfind('/', 0) != 0)
     pointer->refuse("must be a JSON pointer, starting with '/' (got " + json_excerpt(pointer->value()) + ")");
   return paper.value();

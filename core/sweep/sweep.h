@@ -26,7 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config/config.h"
-#include "core/metrics/result.h"
+#include "core/results/result.h"
 
 namespace ptdp {
 

@@ -5,7 +5,8 @@
 #include <ctime>
 
 #include "core/config/json_read.h"
-#include "core/metrics/result_io.h"
+#include "core/results/metric_path.h"
+#include "core/results/result_io.h"
 
 namespace ptdp {
 
@@ -32,27 +33,11 @@ std::string point_key(const Sweep& sweep, const SweepPoint& point, ResultMode mo
   return sweep.name + "#" + std::to_string(point.index) + ":" + to_string(mode) + ":" + point.overrides.dump();
 }
 
-std::optional<double> metric_value(const json& result, const std::string& metric) {
-  if (!result.is_object() || !result.contains("metrics")) return std::nullopt;
-  const json* node = &result["metrics"];
-  std::size_t start = 0;
-  while (true) {
-    const auto dot = metric.find('.', start);
-    const std::string part = metric.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (!node->is_object() || !node->contains(part)) return std::nullopt;
-    node = &(*node)[part];
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  if (!node->is_number()) return std::nullopt;
-  return node->get<double>();
-}
-
 Acceptance acceptance(const json& expect, const PointRun& run) {
   if (!expect.is_object() || expect.empty()) return Acceptance::none;
   if (run.status != Outcome::ok) return Acceptance::fail;
   for (const auto& [metric, band] : expect.items()) {
-    const auto v = metric_value(run.result, metric);
+    const auto v = MetricPath(metric).of(run.result);
     if (!v) return Acceptance::fail;
     if (band.contains("min") && *v < band["min"].get<double>()) return Acceptance::fail;
     if (band.contains("max") && *v > band["max"].get<double>()) return Acceptance::fail;
@@ -64,14 +49,14 @@ namespace {
 
 json acceptance_json(Acceptance a) {
   if (a == Acceptance::none) return nullptr;
-  return a == Acceptance::pass ? "pass" : "fail";
+  return std::string(to_string(a));
 }
 
 }  // namespace
 
 json point_record(const Sweep& sweep, const SweepPoint& point, const PointRun& run) {
   std::optional<double> value;
-  if (run.status == Outcome::ok) value = metric_value(run.result, sweep.metric);
+  if (run.status == Outcome::ok) value = MetricPath(sweep.metric).of(run.result);
   const json v = value ? json(*value) : json(nullptr);
   const bool comparable = value && point.paper && *point.paper != 0;
   const json error = comparable ? json((value.value_or(0) - *point.paper) / *point.paper) : json(nullptr);

@@ -11,14 +11,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/process/outcome.h"
+#include "core/results/acceptance.h"
+#include "core/results/result_mode.h"
 #include "core/sweep/sweep.h"
 
 namespace ptdp {
 
 inline constexpr const char* kSweepResultsSchema = "ptdp.sweep-results/1";
-
-// A point's result against its expect bands; JSON "pass" | "fail", null for none.
-enum class Acceptance : std::uint8_t { none, pass, fail };
 
 // What a point's run produced, before it becomes a record.
 struct PointRun {
@@ -32,10 +31,8 @@ struct PointRun {
 // Unique per (sweep, point, mode): name#index:mode:overrides.
 std::string point_key(const Sweep& sweep, const SweepPoint& point, ResultMode mode);
 
-// The value of a metric path ("model_tflops_per_gpu", "bubble.analytical") in result.metrics.
-std::optional<double> metric_value(const nlohmann::json& result, const std::string& metric);
-
-// The run against the point's expect bands (none without bands).
+// The run against the point's expect bands (none without bands); their metric names
+// are MetricPath's (UnknownMetric for another, refused when the sweep is read).
 Acceptance acceptance(const nlohmann::json& expect, const PointRun& run);
 
 // One record of the results file.

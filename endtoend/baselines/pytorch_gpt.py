@@ -72,7 +72,7 @@ def load_config(path):
     return model, plan, machine, optimizer
 
 
-# --- FLOPs: ptdp's counts (core/metrics/flops.cpp), f the MLP inner size ---------------------------
+# --- FLOPs: ptdp's counts (core/accounting/flops.cpp), f the MLP inner size ---------------------------
 def layer_forward_flops(m, batch):
     s, h, f = m["seq_len"], m["hidden"], m["ffn_hidden"] or 4 * m["hidden"]
     return 2 * batch * s * (4 * h * h + 2 * h * f) + 4 * batch * s * s * h

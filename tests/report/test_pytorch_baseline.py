@@ -24,7 +24,7 @@ GPT_1_7B = {"layers": 24, "hidden": 2304, "heads": 24, "seq_len": 2048, "vocab":
 
 
 class BaselineFlops(unittest.TestCase):
-    """The same counts as ptdp (core/metrics/flops.cpp), so MFU/HFU compare across systems."""
+    """The same counts as ptdp (core/accounting/flops.cpp), so MFU/HFU compare across systems."""
 
     def test_72_and_96_forms(self):
         B, s, l, h, V = 8, 2048, 24, 2304, 51200

@@ -2,7 +2,7 @@
 // JSON to a calibration table that moves a projection the way it should.
 #include <gtest/gtest.h>
 
-#include "core/metrics/bus_bandwidth.h"
+#include "core/accounting/bus_bandwidth.h"
 #include "core/sim/calibrate.h"
 #include "core/sim/projector.h"
 #include "tests/cli_test_util.h"

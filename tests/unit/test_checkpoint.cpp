@@ -8,13 +8,14 @@
 #include <cmath>
 #include <fstream>
 
+#include "core/accounting/checkpoint_size.h"
 #include "core/checkpoint/checkpoint.h"
 #include "core/checkpoint/safetensors.h"
 #include "core/comm/in_process_communicator.h"
 #include "core/io/crc32.h"
 #include "core/kernels/cpu/cpu_ops.h"
-#include "core/metrics/checkpoint_size.h"
-#include "core/metrics/result.h"
+#include "core/accounting/checkpoint_size.h"
+#include "core/results/result.h"
 #include "core/runtime/trainer.h"
 #include "tests/checkpoint_test_util.h"
 #include "tests/cli_test_util.h"

@@ -1,12 +1,12 @@
-// Checkpoint size (core/metrics/checkpoint_size.h) and the projected save and
+// Checkpoint size (core/accounting/checkpoint_size.h) and the projected save and
 // load times (core/sim/checkpoint_cost.h): the paper's 1T checkpoint of 13.8 TB
 // (Section 5.10), who writes and reads what, the two limits of the
 // filesystem model on Selene's profile, unknown filesystems, and refused
 // filesystem fields.
 #include <gtest/gtest.h>
 
-#include "core/metrics/flops.h"
-#include "core/metrics/result.h"
+#include "core/accounting/flops.h"
+#include "core/results/result.h"
 #include "core/sim/checkpoint_cost.h"
 #include "tests/cli_test_util.h"
 

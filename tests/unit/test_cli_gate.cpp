@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/metrics/result_io.h"
+#include "core/results/result_io.h"
 #include "tests/cli_test_util.h"
 #include "tests/compare_test_util.h"
 
@@ -34,7 +34,7 @@ json slowed_run(json r, double factor) {
 
 // `r` with these iteration samples, its median theirs and its TFLOP/s
 // following from that median, as ptdp train records a run (the gate refuses
-// figures that disagree: core/metrics/plausibility.h).
+// figures that disagree: core/results/plausibility.h).
 json with_samples(json r, const std::vector<double>& samples) {
   json& it = r["metrics"]["iteration_s"];
   const double before = it["median"].get<double>(), after = median(samples);
@@ -197,9 +197,15 @@ TEST(CliHistory, RefusesAMetricNoFileHasAndAFolderWithoutResults) {
   std::filesystem::create_directories(dir.path() / "empty");
   std::filesystem::create_directories(dir.path() / "runs");
   std::ofstream(dir.path() / "runs" / "1.json") << fixture("base.json").dump();
-  auto r = test::run_command(test::ptdp_cli() + " history runs --metric nonsense --json h.json", dir);
+  auto r = test::run_command(test::ptdp_cli() + " history runs --metric checkpoint.save_s --json h.json", dir);
   EXPECT_EQ(r.status, 2) << r.out << r.err;
-  EXPECT_NE(r.err.find("--metric nonsense: no result has metrics.nonsense as a number"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--metric checkpoint.save_s: no result has metrics.checkpoint.save_s as a number"),
+            std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "h.json"));
+  r = test::run_command(test::ptdp_cli() + " history runs --metric nonsense --json h.json", dir);
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--metric: unknown metric \"nonsense\": a path under a result's \"metrics\""),
+            std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "h.json"));
   r = test::run_command(test::ptdp_cli() + " history empty", dir);
   EXPECT_EQ(r.status, 2) << r.out << r.err;

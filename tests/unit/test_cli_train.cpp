@@ -2,7 +2,7 @@
 // refused input (exit 2, every field named, no file left behind).
 #include <gtest/gtest.h>
 
-#include "core/metrics/result.h"
+#include "core/results/result.h"
 #include "tests/cli_test_util.h"
 
 namespace ptdp {

@@ -4,7 +4,7 @@
 // result carries every rank's place and figures; a bad --fault slow is refused.
 #include <gtest/gtest.h>
 
-#include "core/metrics/result.h"
+#include "core/results/result.h"
 #include "tests/cli_test_util.h"
 
 namespace ptdp {

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "core/metrics/compare.h"
+#include "core/gate/compare.h"
 #include "tests/cli_test_util.h"
 #include "tests/compare_test_util.h"
 
@@ -38,8 +38,8 @@ TEST(Compare, ReadsSweepPointsWithTheirStatus) {
   const auto entries = compare_entries(s, "s.json");
   ASSERT_EQ(entries.size(), 3u);
   EXPECT_EQ(entries[0].label, "fig:(2,8)");
-  EXPECT_EQ(entries[0].status, "ok");
-  EXPECT_EQ(entries[1].status, "failed");
+  EXPECT_EQ(entries[0].status, Outcome::ok);
+  EXPECT_EQ(entries[1].status, Outcome::failed);
   EXPECT_EQ(entries[1].reason, "killed by signal 9");
   EXPECT_TRUE(entries[1].result.is_null());
   EXPECT_EQ(entries[2].label, "fig:(8,8)");

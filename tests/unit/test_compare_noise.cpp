@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "core/metrics/compare.h"
+#include "core/gate/compare.h"
 #include "tests/compare_test_util.h"
 
 namespace ptdp {

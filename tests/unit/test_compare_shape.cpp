@@ -4,7 +4,7 @@
 // can have. Each was once "0 regressed" and exit 0.
 #include <gtest/gtest.h>
 
-#include "core/metrics/compare.h"
+#include "core/gate/compare.h"
 #include "tests/cli_test_util.h"
 #include "tests/compare_test_util.h"
 

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/metrics/flops.h"
+#include "core/accounting/flops.h"
 
 namespace ptdp {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "core/metrics/flops.h"
-#include "core/metrics/result.h"
+#include "core/accounting/flops.h"
+#include "core/results/result.h"
 #include "tests/llama_test_util.h"
 
 namespace ptdp {

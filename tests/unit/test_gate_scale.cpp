@@ -6,8 +6,8 @@
 // the quadratic matching took on 60,000.
 #include <gtest/gtest.h>
 
-#include "core/metrics/compare.h"
-#include "core/metrics/history.h"
+#include "core/gate/compare.h"
+#include "core/gate/history.h"
 #include "core/sweep/slurm_folder.h"
 #include "core/sweep/sweep_results.h"
 #include "tests/cli_test_util.h"

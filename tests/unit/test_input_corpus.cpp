@@ -11,8 +11,8 @@
 #include <map>
 
 #include "core/config/json_read.h"
-#include "core/metrics/compare.h"
-#include "core/metrics/result.h"
+#include "core/gate/compare.h"
+#include "core/results/result.h"
 #include "core/sim/calibration.h"
 #include "core/sweep/sweep_results.h"
 #include "tests/cli_test_util.h"
@@ -115,6 +115,8 @@ const std::map<std::string, std::string>& expected() {
       {"sweep/mode_number.json", "mode_number.json: /mode: must be a string (got 3)"},
       {"sweep/paper_number.json", "paper_number.json: /paper: must be a JSON object (got 7)"},
       {"sweep/paper_metric_number.json", "/paper/metric: must be a string (got 3)"},
+      {"sweep/paper_metric_unknown.json", "/paper/metric: unknown metric \"model_tflop_per_gpu\": a path under"},
+      {"sweep/point_expect_metric_unknown.json", "/points/0/expect/tflops: unknown metric \"tflops\""},
       {"sweep/paper_pointer_without_slash.json", "/paper/pointer: must be a JSON pointer, starting with '/'"},
       {"sweep/expect_min_string.json", "/expect/model_tflops_per_gpu/min: must be a number (got \"high\")"},
       {"sweep/search_1e10.json", "/search/plan.micro_batch/1: must be in [1, 1048576] (got 10000000000)"},
@@ -145,6 +147,8 @@ const std::map<std::string, std::string>& expected() {
       {"compare/tflops_overflows_double.json", "/metrics/model_tflops_per_gpu: the number 1e400 overflows a double"},
       {"compare/mode_number.json", "mode_number.json: /mode: must be a string (got 3)"},
       {"compare/plan_number.json", "plan_number.json: /plan: must be a JSON object (got 3)"},
+      {"compare/point_status_unknown.json", "/points/0/status: is not an outcome (ok, failed, timeout, oom, skipped, "
+                                            "refused, does_not_fit, missing; got \"crashed\")"},
       {"compare/points_number.json", "points_number.json: /points: must be a JSON array (got 5)"},
       {"compare/point_label_number.json", "/points/0/label: must be a string (got 3)"},
       {"compare/point_not_object.json", "/points/0: must be a JSON object (got \"p\")"},

@@ -10,8 +10,8 @@
 #include <map>
 
 #include "core/config/json_read.h"
-#include "core/metrics/compare.h"
-#include "core/metrics/history.h"
+#include "core/gate/compare.h"
+#include "core/gate/history.h"
 #include "core/sim/calibrate.h"
 #include "core/sim/calibration.h"
 #include "core/sweep/slurm_folder.h"

@@ -2,8 +2,8 @@
 // naming the placeholder; JUnit XML escapes and counts.
 #include <gtest/gtest.h>
 
+#include "core/gate/junit.h"
 #include "core/launch/launcher.h"
-#include "core/metrics/junit.h"
 
 namespace ptdp {
 namespace {

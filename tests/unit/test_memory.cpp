@@ -1,9 +1,9 @@
 // Allocator accounting and the memory model against what the model really holds.
 #include <gtest/gtest.h>
 
+#include "core/accounting/memory_model.h"
 #include "core/comm/single_rank.h"
 #include "core/kernels/cpu/cpu_ops.h"
-#include "core/metrics/memory_model.h"
 #include "core/model/rank_model.h"
 #include "core/schedule/registry.h"
 

@@ -4,10 +4,10 @@
 // RoPE; activation bytes of both formulas, worked out by hand.
 #include <gtest/gtest.h>
 
-#include "core/metrics/activation_bytes.h"
-#include "core/metrics/checkpoint_size.h"
-#include "core/metrics/flops.h"
-#include "core/metrics/memory_model.h"
+#include "core/accounting/activation_bytes.h"
+#include "core/accounting/checkpoint_size.h"
+#include "core/accounting/flops.h"
+#include "core/accounting/memory_model.h"
 #include "tests/llama_test_util.h"
 
 namespace ptdp {

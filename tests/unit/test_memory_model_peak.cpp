@@ -33,10 +33,10 @@
 #include <cmath>
 #include <ostream>
 
+#include "core/accounting/memory_model.h"
 #include "core/comm/in_process_communicator.h"
 #include "core/config/rank_dims.h"
 #include "core/kernels/cpu/cpu_ops.h"
-#include "core/metrics/memory_model.h"
 #include "tests/equivalence_config.h"
 #include "tests/pipeline_pair_util.h"
 

@@ -9,7 +9,7 @@
 
 #include <algorithm>
 
-#include "core/metrics/output_files.h"
+#include "core/results/output_files.h"
 #include "tests/cli_test_util.h"
 
 namespace ptdp {

@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-#include "core/metrics/memory_model.h"
+#include "core/accounting/memory_model.h"
 #include "core/schedule/registry.h"
 #include "core/sim/pipeline_sim.h"
 #include "core/sim/plan_limits.h"

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "core/metrics/plausibility.h"
+#include "core/results/plausibility.h"
 #include "tests/compare_test_util.h"
 
 namespace ptdp {

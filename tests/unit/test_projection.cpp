@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "core/metrics/memory_model.h"
+#include "core/accounting/memory_model.h"
 #include "core/schedule/registry.h"
 #include "core/sim/calibration.h"
 #include "core/sim/cost_model.h"

@@ -2,9 +2,9 @@
 // straggler summary, and the result's "ranks" and "hardware" blocks read back.
 #include <gtest/gtest.h>
 
-#include "core/metrics/rank_figures.h"
-#include "core/metrics/result.h"
-#include "core/metrics/timeline.h"
+#include "core/results/rank_figures.h"
+#include "core/results/result.h"
+#include "core/results/timeline.h"
 #include "core/sim/projector.h"
 
 namespace ptdp {

@@ -2,8 +2,8 @@
 // and the reader's refusals naming the field.
 #include <gtest/gtest.h>
 
-#include "core/metrics/result.h"
-#include "core/metrics/result_io.h"
+#include "core/results/result.h"
+#include "core/results/result_io.h"
 #include "core/sim/projector.h"
 
 namespace ptdp {

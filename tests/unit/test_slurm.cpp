@@ -6,7 +6,7 @@
 
 #include "core/launch/rank_limits.h"
 #include "core/launch/slurm_script.h"
-#include "core/metrics/output_files.h"
+#include "core/results/output_files.h"
 #include "core/sweep/slurm_folder.h"
 
 namespace ptdp {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/config/json_read.h"
-#include "core/metrics/timeline.h"
+#include "core/results/timeline.h"
 
 namespace ptdp {
 namespace {

@@ -6,9 +6,9 @@
 
 #include <algorithm>
 
+#include "core/accounting/memory_model.h"
+#include "core/config/chunk_layout.h"
 #include "core/config/config.h"
-#include "core/metrics/memory_model.h"
-#include "core/model/chunk_layout.h"
 #include "core/schedule/registry.h"
 #include "core/sim/cost_model.h"
 #include "core/sim/search.h"

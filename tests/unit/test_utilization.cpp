@@ -1,12 +1,13 @@
-// MFU and HFU (core/metrics/flops.h utilization(), and the "mfu"/"hfu" fields
+// MFU and HFU (core/accounting/flops.h utilization(), and the "mfu"/"hfu" fields
 // of every result) against hand-computed values for the 1.7B GPT of Table 1.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
+#include "core/accounting/flops.h"
+#include "core/accounting/throughput.h"
 #include "core/config/config.h"
-#include "core/metrics/flops.h"
-#include "core/metrics/result.h"
+#include "core/results/result.h"
 #include "core/sim/projector.h"
 
 namespace ptdp {
@@ -105,6 +106,35 @@ TEST(Utilization, ResultFieldsNameThePeakAndAreNullWithoutOne) {
   const auto no_peak = throughput_metrics(cfg, kIterationS);
   EXPECT_TRUE(no_peak["mfu"].is_null());
   EXPECT_TRUE(no_peak["hfu"].is_null());
+}
+
+// throughput() is the one computation: the result's JSON and RunResult::throughput() carry its figures.
+TEST(Utilization, TheResultReportsThroughputAsComputedOnce) {
+  Config cfg;
+  cfg.model = gpt_1_7b();
+  cfg.plan = one_gpu(8, Recompute::full);
+  cfg.machine.peak_tflops["bf16"] = kPeakTflops;
+  RunResult r;
+  r.config = cfg;
+  r.iteration_s = {kIterationS, 2 * kIterationS, kIterationS};  // median kIterationS
+  const Throughput t = r.throughput();
+  const auto m = to_json(r)["metrics"];
+  EXPECT_EQ(m["model_tflops_per_gpu"].get<double>(), t.model_tflops_per_gpu);
+  EXPECT_EQ(m["hardware_tflops_per_gpu"].get<double>(), t.hardware_tflops_per_gpu);
+  EXPECT_EQ(m["aggregate_pflops"].get<double>(), t.aggregate_pflops);
+  EXPECT_EQ(m["tokens_per_s"].get<double>(), t.tokens_per_s);
+  EXPECT_EQ(m["sequences_per_s"].get<double>(), t.sequences_per_s);
+  EXPECT_EQ(m["percent_of_peak"].get<double>(), *t.percent_of_peak);
+  EXPECT_EQ(m["mfu"].get<double>(), *t.mfu);
+  EXPECT_EQ(m["hfu"].get<double>(), *t.hfu);
+  EXPECT_EQ(m["flops_per_iteration"]["model"].get<double>(), t.model_flops);
+  EXPECT_DOUBLE_EQ(t.tokens_per_s, 8 * 2048 / kIterationS);
+  EXPECT_DOUBLE_EQ(t.percent_of_peak.value_or(0), 100 * t.model_tflops_per_gpu / kPeakTflops);
+  const Throughput untimed = throughput(cfg, 0);  // a zero time: rates 0, utilisation unknown
+  EXPECT_EQ(untimed.model_tflops_per_gpu, 0);
+  EXPECT_EQ(untimed.tokens_per_s, 0);
+  EXPECT_FALSE(untimed.mfu.has_value());
+  EXPECT_EQ(untimed.percent_of_peak, 0.0);
 }
 
 TEST(Utilization, ProjectedResultOfTheCampaignConfigCarriesThem) {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/metrics/result.h"
-#include "core/metrics/timeline.h"
+#include "core/results/result.h"
+#include "core/results/timeline.h"
 #include "core/schedule/checker.h"
 #include "core/schedule/registry.h"
 #include "core/sim/pipeline_sim.h"

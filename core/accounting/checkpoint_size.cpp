@@ -1,9 +1,9 @@
 // Checkpoint bytes per rank and in total; see checkpoint_size.h.
-#include "core/metrics/checkpoint_size.h"
+#include "core/accounting/checkpoint_size.h"
 
 #include <algorithm>
 
-#include "core/metrics/memory_model.h"
+#include "core/accounting/memory_model.h"
 
 namespace ptdp {
 

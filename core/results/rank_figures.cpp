@@ -1,10 +1,10 @@
 // Straggler summary and the JSON of the per-rank blocks.
-#include "core/metrics/rank_figures.h"
+#include "core/results/rank_figures.h"
 
 #include <cstdio>
 #include <map>
 
-#include "core/metrics/result_io.h"
+#include "core/results/result_io.h"
 
 namespace ptdp {
 

@@ -1,6 +1,6 @@
 // Comparing two result files: reading either kind into entries, matching BASE
 // and NEW by configuration, deltas per matched pair and the regression rule.
-#include "core/metrics/compare.h"
+#include "core/gate/compare.h"
 
 #include <cmath>
 #include <cstdio>
@@ -10,10 +10,11 @@
 #include <utility>
 
 #include "core/config/json_read.h"
-#include "core/metrics/noise_test.h"
-#include "core/metrics/plausibility.h"
-#include "core/metrics/result_io.h"
+#include "core/gate/significance.h"
 #include "core/process/outcome.h"
+#include "core/results/metric_path.h"
+#include "core/results/plausibility.h"
+#include "core/results/result_io.h"
 
 namespace ptdp {
 
@@ -24,22 +25,10 @@ using json = nlohmann::json;
 constexpr const char* kSweepResults = "ptdp.sweep-results/1";
 constexpr double kSlackPct = 1e-9;  // a delta exactly at the threshold is not beyond it
 
-// A reported figure: absent unless a finite number.
-std::optional<double> number_at(const json& j, std::initializer_list<const char*> path) {
-  const json* v = json_at_path(j, path);
-  if (v == nullptr || !v->is_number() || !std::isfinite(v->get<double>())) return std::nullopt;
-  return v->get<double>();
-}
-
-std::vector<double> samples_of(const json& r) {
-  const json* s = json_at_path(r, {"metrics", "iteration_s", "samples"});
-  return s != nullptr && s->is_array() ? s->get<std::vector<double>>() : std::vector<double>{};
-}
-
 // Why entry `e` has no result to compare (a failed or unmeasured point), or "".
 std::string missing_result(const CompareEntry& e) {
-  if (const Outcome o = outcome_from_string(e.status); o != Outcome::ok && o != Outcome::does_not_fit)
-    return "is " + cut_text(e.status) + (e.reason.empty() ? "" : " (" + cut_text(e.reason) + ")");
+  if (e.status != Outcome::ok && e.status != Outcome::does_not_fit)
+    return "is " + to_string(e.status) + (e.reason.empty() ? "" : " (" + cut_text(e.reason) + ")");
   return e.result.is_null() ? "has no result" : "";
 }
 
@@ -132,6 +121,20 @@ CompareEntry single_entry(const JsonAt& doc) {
   return e;
 }
 
+// A point's "status": ok when absent, else an outcome's name (outcome.h); another word is refused.
+Outcome status_of(const JsonAt& point) {
+  const auto status = point.find("status");
+  if (!status) return Outcome::ok;
+  const std::string word = status->get<std::string>();
+  const Outcome o = outcome_from_string(word);
+  if (to_string(o) != word) {
+    std::string names;
+    for (const std::string_view name : kOutcomeNames) names += (names.empty() ? "" : ", ") + std::string(name);
+    status->refuse("is not an outcome (" + names + "; got " + json_excerpt(status->value()) + ")");
+  }
+  return o;
+}
+
 CompareEntry point_entry(const JsonAt& point, const std::string& sweep_name) {
   CompareEntry e;
   const auto result = point.find("result");
@@ -140,7 +143,7 @@ CompareEntry point_entry(const JsonAt& point, const std::string& sweep_name) {
   if (result)
     if (const std::string why = mode_contradiction(result->object().value(), e.mode); !why.empty())
       (mode ? *mode : *result).refuse(why);
-  e.status = point.get<std::string>("status", to_string(Outcome::ok));
+  e.status = status_of(point);
   e.reason = point.get<std::string>("reason", "");
   const auto overrides = point.find("overrides");
   const json none = json::object();
@@ -180,14 +183,16 @@ MetricDelta delta_of(std::optional<double> base, std::optional<double> now) {
   return d;
 }
 
-std::optional<double> memory_of(const json& r) {
-  const auto peak = number_at(r, {"metrics", "memory_bytes", "peak_measured"});
-  return peak ? peak : number_at(r, {"metrics", "memory_bytes", "model", "total"});
+// The first of `metrics` that `r` reports.
+std::optional<double> first_of(const json& r, std::initializer_list<const char*> metrics) {
+  for (const char* name : metrics)
+    if (const auto v = MetricPath(name).of(r)) return v;
+  return std::nullopt;
 }
 
-std::optional<double> bubble_of(const json& r) {
-  const auto measured = number_at(r, {"metrics", "bubble", "measured"});
-  return measured ? measured : number_at(r, {"metrics", "bubble", "simulated"});
+// The figure of `metric` on both sides.
+MetricDelta delta_of(const CompareEntry& b, const CompareEntry& n, std::initializer_list<const char*> metric) {
+  return delta_of(first_of(b.result, metric), first_of(n.result, metric));
 }
 
 std::string fixed(double v, int digits) {
@@ -199,7 +204,7 @@ std::string fixed(double v, int digits) {
 // The noise test on the pair's iteration-time samples, or why there is none:
 // a projection's single value, or too few samples for p to ever reach alpha.
 NoiseCheck noise_check(const json& b, const json& n, ResultMode mode, double alpha) {
-  const std::vector<double> base = samples_of(b), now = samples_of(n);
+  const std::vector<double> base = iteration_samples(b), now = iteration_samples(n);
   NoiseCheck c;
   c.base_samples = static_cast<int>(base.size());
   c.new_samples = static_cast<int>(now.size());
@@ -227,17 +232,15 @@ CompareRow make_row(const CompareEntry& b, const CompareEntry& n, double thresho
   row.identity = b.identity;
   row.label = b.label;
   row.mode = b.mode;
-  row.tflops = delta_of(number_at(b.result, {"metrics", "model_tflops_per_gpu"}),
-                        number_at(n.result, {"metrics", "model_tflops_per_gpu"}));
-  row.iteration_s = delta_of(number_at(b.result, {"metrics", "iteration_s", "median"}),
-                             number_at(n.result, {"metrics", "iteration_s", "median"}));
-  row.memory = delta_of(memory_of(b.result), memory_of(n.result));
-  row.bubble = delta_of(bubble_of(b.result), bubble_of(n.result));
+  row.tflops = delta_of(b, n, {"model_tflops_per_gpu"});
+  row.iteration_s = delta_of(b, n, {"iteration_s.median"});
+  row.memory = delta_of(b, n, {"memory_bytes.peak_measured", "memory_bytes.model.total"});
+  row.bubble = delta_of(b, n, {"bubble.measured", "bubble.simulated"});
   row.noise = noise_check(b.result, n.result, b.mode, alpha);
   row.beyond_threshold = regresses(row, threshold_pct);
   const bool not_noise = !row.noise.p_value || (*row.noise.p_value <= alpha && row.noise.beyond_spread);
   row.regressed = row.beyond_threshold && not_noise;
-  if (outcome_from_string(b.status) == Outcome::ok && outcome_from_string(n.status) == Outcome::does_not_fit) {
+  if (b.status == Outcome::ok && n.status == Outcome::does_not_fit) {
     row.regressed = true;
     row.note = "no longer fits in memory";
   }

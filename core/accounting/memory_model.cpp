@@ -1,11 +1,11 @@
 // Memory model: parameter shards, state, and activations by walking the schedule.
-#include "core/metrics/memory_model.h"
+#include "core/accounting/memory_model.h"
 
 #include <algorithm>
 
+#include "core/accounting/flops.h"
+#include "core/config/chunk_layout.h"
 #include "core/config/rank_dims.h"
-#include "core/metrics/flops.h"
-#include "core/model/chunk_layout.h"
 
 namespace ptdp {
 

@@ -1,10 +1,10 @@
 // Sample statistics and provenance.
-#include "core/metrics/result_io.h"
+#include "core/results/result_io.h"
 
 #include <algorithm>
 #include <numeric>
 
-#include "core/metrics/build_info.h"
+#include "core/results/build_info.h"
 
 extern "C" char* openblas_get_config(void);
 

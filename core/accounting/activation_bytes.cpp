@@ -1,5 +1,5 @@
 // The two activation formulas: ptdp's tensors and Korthikanti et al.'s counts.
-#include "core/metrics/activation_bytes.h"
+#include "core/accounting/activation_bytes.h"
 
 #include <stdexcept>
 #include <vector>

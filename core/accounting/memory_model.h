@@ -19,11 +19,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/accounting/activation_bytes.h"
+#include "core/config/chunk_layout.h"
 #include "core/config/machine.h"
 #include "core/config/model.h"
 #include "core/config/plan.h"
-#include "core/metrics/activation_bytes.h"
-#include "core/model/chunk_layout.h"
 #include "core/schedule/instruction.h"
 
 namespace ptdp {

@@ -1,5 +1,5 @@
 // Parameter and FLOP counts; a layer's FLOPs from its op records (core/model/layer_ops.h).
-#include "core/metrics/flops.h"
+#include "core/accounting/flops.h"
 
 #include "core/config/rank_dims.h"
 #include "core/model/layer_ops.h"

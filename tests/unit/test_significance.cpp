@@ -5,12 +5,12 @@
 
 #include <stdexcept>
 
-#include "core/metrics/noise_test.h"
+#include "core/gate/significance.h"
 
 namespace ptdp {
 namespace {
 
-TEST(NoiseTest, CompletelySeparatedThreeAgainstThreeIsOneInTwenty) {
+TEST(Significance, CompletelySeparatedThreeAgainstThreeIsOneInTwenty) {
   const RankTest t = mann_whitney_greater({1.0, 1.1, 1.2}, {1.3, 1.4, 1.5});
   EXPECT_TRUE(t.exact);
   EXPECT_DOUBLE_EQ(t.u, 9.0);          // all 9 pairs have NEW larger
@@ -19,7 +19,7 @@ TEST(NoiseTest, CompletelySeparatedThreeAgainstThreeIsOneInTwenty) {
   EXPECT_DOUBLE_EQ(mann_whitney_greater({1.3, 1.4, 1.5}, {1.0, 1.1, 1.2}).p, 1.0);
 }
 
-TEST(NoiseTest, PartlyOverlappingSamplesCountTheSplitsAsExtreme) {
+TEST(Significance, PartlyOverlappingSamplesCountTheSplitsAsExtreme) {
   // Pool 1 1.5 2 3 4 5: NEW (1.5, 4, 5) beats 1 + 3 + 3 = 7 of BASE's values.
   // U over the 20 splits for 3 against 3 takes 0..9 with counts 1 1 2 3 3 3 3 2 1 1,
   // so P(U >= 7) = (2 + 1 + 1)/20.
@@ -28,7 +28,7 @@ TEST(NoiseTest, PartlyOverlappingSamplesCountTheSplitsAsExtreme) {
   EXPECT_DOUBLE_EQ(t.p, 4.0 / 20.0);
 }
 
-TEST(NoiseTest, TiesShareTheirMidrank) {
+TEST(Significance, TiesShareTheirMidrank) {
   // Pool 1 1 | 2 2 | 3 3 has midranks 1.5 1.5 3.5 3.5 5.5 5.5; NEW (2, 3, 3) sums
   // 14.5, the largest sum: both 5.5s and either 3.5, 2 of the 20 splits.
   const RankTest t = mann_whitney_greater({1, 1, 2}, {2, 3, 3});
@@ -38,20 +38,20 @@ TEST(NoiseTest, TiesShareTheirMidrank) {
   EXPECT_DOUBLE_EQ(mann_whitney_greater({2, 2, 2}, {2, 2, 2}).p, 1.0);
 }
 
-TEST(NoiseTest, UnequalSidesUseTheirOwnCount) {
+TEST(Significance, UnequalSidesUseTheirOwnCount) {
   // 4 against 2 separated: 1/C(6,2) = 1/15.
   EXPECT_DOUBLE_EQ(mann_whitney_greater({1, 2, 3, 4}, {5, 6}).p, 1.0 / 15.0);
   EXPECT_DOUBLE_EQ(min_attainable_p(4, 2), 1.0 / 15.0);
 }
 
-TEST(NoiseTest, TheSmallestPossiblePValueSaysWhenTheTestCanReject) {
+TEST(Significance, TheSmallestPossiblePValueSaysWhenTheTestCanReject) {
   EXPECT_DOUBLE_EQ(min_attainable_p(3, 3), 0.05);      // just reaches alpha 0.05
   EXPECT_DOUBLE_EQ(min_attainable_p(2, 2), 1.0 / 6.0);  // never can
   EXPECT_DOUBLE_EQ(min_attainable_p(1, 1), 0.5);
   EXPECT_NEAR(min_attainable_p(10, 10), 1.0 / 184756.0, 1e-18);
 }
 
-TEST(NoiseTest, LargeSamplesUseTheNormalApproximation) {
+TEST(Significance, LargeSamplesUseTheNormalApproximation) {
   std::vector<double> base, slow, same;
   for (int i = 0; i < 25; ++i) {
     base.push_back(1.0 + 0.001 * i);
@@ -70,7 +70,7 @@ TEST(NoiseTest, LargeSamplesUseTheNormalApproximation) {
 
 // At the switch from exact to approximate the two agree to about 0.01 at
 // p near 0.05: 20 a side is exact, 21 a side approximate, on interleaved samples.
-TEST(NoiseTest, TheApproximationAgreesWithTheExactNearTheSwitch) {
+TEST(Significance, TheApproximationAgreesWithTheExactNearTheSwitch) {
   const auto shifted = [](int n, double shift) {
     std::vector<double> v;
     for (int i = 0; i < n; ++i) v.push_back(i + shift);
@@ -85,7 +85,7 @@ TEST(NoiseTest, TheApproximationAgreesWithTheExactNearTheSwitch) {
   EXPECT_NEAR(exact.p, approx.p, 0.02);
 }
 
-TEST(NoiseTest, TheSpreadIsTheBoxPlotsAndIgnoresAnOutlier) {
+TEST(Significance, TheSpreadIsTheBoxPlotsAndIgnoresAnOutlier) {
   const Spread s = spread_of({100, 3, 1, 4, 2});  // sorted 1 2 3 4 100
   EXPECT_DOUBLE_EQ(s.min, 1);
   EXPECT_DOUBLE_EQ(s.q1, 2);
@@ -97,7 +97,7 @@ TEST(NoiseTest, TheSpreadIsTheBoxPlotsAndIgnoresAnOutlier) {
   EXPECT_THROW(spread_of({}), std::invalid_argument);
 }
 
-TEST(NoiseTest, EmptySamplesAreRefused) {
+TEST(Significance, EmptySamplesAreRefused) {
   EXPECT_THROW(mann_whitney_greater({}, {1.0}), std::invalid_argument);
   EXPECT_THROW(mann_whitney_greater({1.0}, {}), std::invalid_argument);
 }

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config/json_read.h"
-#include "core/metrics/output_files.h"
+#include "core/results/output_files.h"
 
 namespace ptdp {
 

@@ -1,6 +1,6 @@
 // Output files: the check that a path may be written, staged temporaries and
 // the all-or-none rename.
-#include "core/metrics/output_files.h"
+#include "core/results/output_files.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,5 +1,5 @@
 // Bubble from a timeline, packing for gathers, and Chrome trace export.
-#include "core/metrics/timeline.h"
+#include "core/results/timeline.h"
 
 #include <algorithm>
 #include <map>

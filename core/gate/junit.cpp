@@ -1,5 +1,5 @@
 // JUnit XML writing.
-#include "core/metrics/junit.h"
+#include "core/gate/junit.h"
 
 #include <cstdio>
 

@@ -1,10 +1,11 @@
 // Writing a RunResult, and the throughput figures every result reports.
-#include "core/metrics/result.h"
+#include "core/results/result.h"
 
 #include <algorithm>
 
-#include "core/metrics/flops.h"
-#include "core/metrics/result_io.h"
+#include "core/accounting/flops.h"
+#include "core/accounting/throughput.h"
+#include "core/results/result_io.h"
 #include "core/schedule/registry.h"
 
 namespace ptdp {
@@ -72,21 +73,6 @@ void add_trust(const RunResult& r, json& j) {
 
 }  // namespace
 
-const char* to_string(ResultMode m) {
-  switch (m) {
-    case ResultMode::measured: return "measured";
-    case ResultMode::projected: return "projected";
-    case ResultMode::slice: return "slice";
-  }
-  return "?";
-}
-
-std::optional<ResultMode> parse_result_mode(const std::string& text) {
-  for (const ResultMode m : {ResultMode::measured, ResultMode::projected, ResultMode::slice})
-    if (text == to_string(m)) return m;
-  return std::nullopt;
-}
-
 std::int64_t MemoryFigures::peak_model() const {
   std::int64_t peak = 0;
   for (const auto& s : model_per_stage) peak = std::max(peak, s.total());
@@ -94,6 +80,8 @@ std::int64_t MemoryFigures::peak_model() const {
 }
 
 double RunResult::median_iteration_s() const { return median(iteration_s); }
+
+Throughput RunResult::throughput() const { return ptdp::throughput(config, median_iteration_s()); }
 
 json to_json(const RunResult& r) {
   json j = {{"schema", kResultSchema},         {"system", r.system},
@@ -126,39 +114,29 @@ json to_json(const RunResult& r) {
 json throughput_metrics(const Config& cfg, double iteration_s) {
   const Model& m = cfg.model;
   const Plan& p = cfg.plan;
-  const double batch = p.global_batch, gpus = p.world_size();
-  const double model = model_flops(m, batch, p.recompute), hardware = hardware_flops(m, batch, p.recompute);
+  const Throughput t = throughput(cfg, iteration_s);
   json j;
-  j["flops_per_iteration"] = {{"model", model},
-                              {"eq3", model_flops_eq3(m, batch)},
-                              {"no_recompute", model_flops_no_recompute(m, batch)},
-                              {"hardware", hardware}};
+  j["flops_per_iteration"] = {{"model", t.model_flops},
+                              {"eq3", model_flops_eq3(m, p.global_batch)},
+                              {"no_recompute", model_flops_no_recompute(m, p.global_batch)},
+                              {"hardware", t.hardware_flops}};
   j["model_flops_convention"] = kModelFlopsConvention;
-  const double per_gpu = model_tflops_per_gpu(cfg, iteration_s);
-  j["model_tflops_per_gpu"] = per_gpu;
-  j["hardware_tflops_per_gpu"] = iteration_s > 0 ? hardware / (gpus * iteration_s) / 1e12 : 0.0;
-  j["aggregate_pflops"] = per_gpu * gpus / 1e3;
-  j["tokens_per_s"] = iteration_s > 0 ? batch * m.seq_len / iteration_s : 0.0;
-  j["sequences_per_s"] = iteration_s > 0 ? batch / iteration_s : 0.0;
-  const double peak = cfg.machine.peak_for(to_string(p.precision));
-  j["peak_tflops_used"] = peak > 0 ? json(peak) : json(nullptr);
+  j["model_tflops_per_gpu"] = t.model_tflops_per_gpu;
+  j["hardware_tflops_per_gpu"] = t.hardware_tflops_per_gpu;
+  j["aggregate_pflops"] = t.aggregate_pflops;
+  j["tokens_per_s"] = t.tokens_per_s;
+  j["sequences_per_s"] = t.sequences_per_s;
+  j["peak_tflops_used"] = or_null(t.peak_tflops);
   const auto source = cfg.machine.sources.find("peak_tflops");
   j["peak_source"] = source != cfg.machine.sources.end() ? json(source->second) : json(nullptr);
-  j["percent_of_peak"] = peak > 0 ? json(100.0 * per_gpu / peak) : json(nullptr);
-  const Utilization u = utilization(m, p, iteration_s, peak);
-  const bool defined = peak > 0 && iteration_s > 0;
-  j["mfu"] = defined ? json(u.mfu) : json(nullptr);
-  j["hfu"] = defined ? json(u.hfu) : json(nullptr);
-  j["utilization"] = {{"peak_tflops", peak > 0 ? json(peak) : json(nullptr)},
+  j["percent_of_peak"] = or_null(t.percent_of_peak);
+  j["mfu"] = or_null(t.mfu);
+  j["hfu"] = or_null(t.hfu);
+  j["utilization"] = {{"peak_tflops", or_null(t.peak_tflops)},
                       {"precision", to_string(p.precision)},
                       {"mfu", "flops_per_iteration.no_recompute / (gpus * iteration_s * peak)"},
                       {"hfu", "flops_per_iteration.hardware / (gpus * iteration_s * peak)"}};
   return j;
-}
-
-double model_tflops_per_gpu(const Config& cfg, double iteration_s) {
-  const double model = model_flops(cfg.model, cfg.plan.global_batch, cfg.plan.recompute);
-  return iteration_s > 0 ? model / (cfg.plan.world_size() * iteration_s) / 1e12 : 0.0;
 }
 
 json to_json(const MemoryBreakdown& m) {

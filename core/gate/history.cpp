@@ -1,13 +1,13 @@
 // A metric over commits: a folder of results read in file-name order, grouped
 // by configuration, each point gated against the one before it.
-#include "core/metrics/history.h"
+#include "core/gate/history.h"
 
 #include <algorithm>
 #include <stdexcept>
 #include <unordered_map>
 
-#include "core/metrics/result_io.h"
-#include "core/sweep/sweep_results.h"
+#include "core/results/metric_path.h"
+#include "core/results/result_io.h"
 
 namespace ptdp {
 
@@ -72,6 +72,7 @@ std::vector<HistoryFile> load_history_folder(const std::filesystem::path& dir) {
 
 History build_history(const std::vector<HistoryFile>& files, const std::string& metric, double threshold_pct,
                       double alpha) {
+  const MetricPath path(metric);  // UnknownMetric for a name no result reports
   History h;
   h.metric = metric;
   h.threshold_pct = threshold_pct;
@@ -84,7 +85,7 @@ History build_history(const std::vector<HistoryFile>& files, const std::string& 
       const std::size_t index = series_of(h, series_index, e);
       HistorySeries& s = h.series[index];
       if (last.size() <= index) last.resize(index + 1, nullptr);
-      HistoryPoint p{f.file, f.commit, metric_value(e.result, metric), std::nullopt, std::nullopt, false, ""};
+      HistoryPoint p{f.file, f.commit, path.of(e.result), std::nullopt, std::nullopt, false, ""};
       found = found || p.value.has_value();
       if (last[index] != nullptr) {
         const auto before = s.points.back().value;

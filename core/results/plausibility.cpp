@@ -1,15 +1,17 @@
 // The plausibility of a result's figures and the layout two results share.
-#include "core/metrics/plausibility.h"
+#include "core/results/plausibility.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 
 #include "core/config/bounds.h"
 #include "core/config/json_read.h"
-#include "core/metrics/result_io.h"
+#include "core/results/metric_path.h"
+#include "core/results/result_io.h"
 
 namespace ptdp {
 
@@ -135,15 +137,6 @@ std::string positive_figure_problem(double x, double max) {
   if (!std::isnormal(x)) return "is denormal (got " + figure_text(x) + ")";
   if (x > max) return "is above " + figure_text(max) + " (got " + figure_text(x) + ")";
   return "";
-}
-
-const json* json_at_path(const json& j, std::initializer_list<const char*> path) {
-  const json* cur = &j;
-  for (const char* key : path) {
-    if (!cur->is_object() || !cur->contains(key)) return nullptr;
-    cur = &(*cur)[key];
-  }
-  return cur;
 }
 
 std::vector<FigureProblem> implausible_figures(const json& r) {

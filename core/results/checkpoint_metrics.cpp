@@ -1,7 +1,7 @@
 // The "checkpoint" metrics block in and out of JSON; see checkpoint_metrics.h.
-#include "core/metrics/checkpoint_metrics.h"
+#include "core/results/checkpoint_metrics.h"
 
-#include "core/metrics/result_io.h"
+#include "core/results/result_io.h"
 
 namespace ptdp {
 

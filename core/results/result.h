@@ -14,18 +14,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/accounting/memory_model.h"
+#include "core/accounting/throughput.h"
 #include "core/config/config.h"
 #include "core/config/hardware.h"
-#include "core/metrics/checkpoint_metrics.h"
-#include "core/metrics/memory_model.h"
-#include "core/metrics/rank_figures.h"
+#include "core/results/checkpoint_metrics.h"
+#include "core/results/rank_figures.h"
+#include "core/results/result_mode.h"
 
 namespace ptdp {
-
-// How a result was obtained.
-enum class ResultMode : std::uint8_t { measured, projected, slice };
-const char* to_string(ResultMode m);
-std::optional<ResultMode> parse_result_mode(const std::string& text);
 
 // Seconds of one iteration on a rank, by what it was doing (averaged over the
 // pipeline's ranks); projections and slices.
@@ -96,6 +93,8 @@ struct RunResult {
   nlohmann::json extra = nlohmann::json::object();  // other top-level blocks: search, sweep, slice, timeline
 
   double median_iteration_s() const;
+  // TFLOP/s, tokens/s, MFU and HFU at the median iteration: what "metrics" reports.
+  Throughput throughput() const;
 };
 
 // The JSON of a result; the reader takes it back (throws JsonRefused naming
@@ -103,16 +102,13 @@ struct RunResult {
 nlohmann::json to_json(const RunResult& r);
 RunResult read_result(const nlohmann::json& j, const std::string& source = "result");
 
-// Throughput figures for an iteration time: flops_per_iteration (model, eq3,
-// no_recompute, hardware) with model_flops_convention (what they count, see
-// flops.h), model_tflops_per_gpu, hardware_tflops_per_gpu,
-// aggregate_pflops, percent_of_peak (null without a peak for the precision),
-// tokens_per_s, sequences_per_s, peak_tflops_used, mfu and hfu (fractions of
-// the peak, null without one; see utilization() in flops.h) and "utilization"
-// (the peak they used and their definitions).
+// The "metrics" throughput keys for an iteration time: throughput()'s figures
+// (accounting/throughput.h), each under its field's name (peak_tflops as
+// peak_tflops_used; a figure it cannot know null), beside flops_per_iteration
+// (model, eq3, no_recompute, hardware), model_flops_convention (what they
+// count, see flops.h), peak_source and "utilization" (the peak MFU and HFU
+// used and their definitions).
 nlohmann::json throughput_metrics(const Config& cfg, double iteration_s);
-// The headline figure of those: model FLOPs per GPU per second, in TFLOP/s (0 for a zero time).
-double model_tflops_per_gpu(const Config& cfg, double iteration_s);
 
 nlohmann::json to_json(const MemoryBreakdown& m);
 

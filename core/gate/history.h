@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/metrics/compare.h"
+#include "core/gate/compare.h"
 
 namespace ptdp {
 
@@ -58,7 +58,8 @@ struct History {
 };
 
 // The series of `files` (grouped through a hash map: near-linear in the
-// points), the gate applied between neighbours. Throws
+// points), the gate applied between neighbours. Throws UnknownMetric
+// (metric_path.h) for a `metric` no result reports, and
 // std::invalid_argument when no file has `metric` as a number, or for a
 // threshold or alpha compare_results refuses.
 History build_history(const std::vector<HistoryFile>& files, const std::string& metric, double threshold_pct,

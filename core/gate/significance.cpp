@@ -1,7 +1,7 @@
 // The one-sided Mann–Whitney U test: ranks of the pooled samples (ties get
 // their midrank), and the distribution of NEW's rank sum when every split of
 // the pool into BASE and NEW is equally likely.
-#include "core/metrics/noise_test.h"
+#include "core/gate/significance.h"
 
 #include <algorithm>
 #include <cmath>

@@ -3,8 +3,8 @@
 #include <set>
 
 #include "core/config/json_read.h"
-#include "core/metrics/result.h"
-#include "core/metrics/result_io.h"
+#include "core/results/result.h"
+#include "core/results/result_io.h"
 
 namespace ptdp {
 

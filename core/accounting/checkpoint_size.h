@@ -19,8 +19,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/accounting/activation_bytes.h"
 #include "core/config/config.h"
-#include "core/metrics/activation_bytes.h"
 
 namespace ptdp {
 

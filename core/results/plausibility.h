@@ -6,13 +6,12 @@
 // TFLOP/s follow from its FLOPs and its iteration time, and no iteration is
 // faster than its FLOPs allow at its machine's peak.
 #pragma once
-#include <initializer_list>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "core/metrics/result.h"
+#include "core/results/result.h"
 
 namespace ptdp {
 
@@ -24,9 +23,6 @@ inline constexpr double kMaxSeconds = 1e6;
 // `max`, or "": "is not a finite positive number (got -1)", "is denormal (got
 // 4.9e-324)", "is above 1e+06 (got 1e+300)".
 std::string positive_figure_problem(double x, double max);
-
-// The value at `path` under `j`, or nullptr where a step is missing or not an object.
-const nlohmann::json* json_at_path(const nlohmann::json& j, std::initializer_list<const char*> path);
 
 // One implausible figure: the dotted field ("metrics.iteration_s.median") and why.
 struct FigureProblem {

@@ -1,7 +1,7 @@
 // Comparing two result files (a run or a sweep each): entries matched by
 // configuration, relative deltas of throughput, iteration time, memory and
 // bubble, and the regression rule `ptdp compare` gates CI on: a median beyond
-// the threshold that the noise test (noise_test.h) on the iteration-time
+// the threshold that the noise test (significance.h) on the iteration-time
 // samples says is not noise.
 #pragma once
 #include <filesystem>
@@ -11,8 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/metrics/noise_test.h"
-#include "core/metrics/result.h"
+#include "core/gate/significance.h"
+#include "core/process/outcome.h"
+#include "core/results/result.h"
 
 namespace ptdp {
 
@@ -32,7 +33,7 @@ struct CompareEntry {
   std::string label;       // for people: "figure13:(2,32) batch 32" or "t8 p12 d4 b1 v2 interleaved"
   std::string tag;         // a sweep point's label and series as written: NEW may not change them (re-tagged)
   nlohmann::json result;   // the ptdp.result/2 object; null for a sweep point that has none
-  std::string status = "ok";  // a sweep point's status (ok, does_not_fit, failed, timeout, ...)
+  Outcome status = Outcome::ok;  // a sweep point's status (ok, does_not_fit, failed, timeout, ...)
   std::string reason;         // a sweep point's reason, when it has one
 };
 
@@ -41,7 +42,7 @@ struct CompareEntry {
 // std::runtime_error ("FILE: not a ptdp result: schema \"x\"") for anything
 // but a ptdp.result/2 or ptdp.sweep-results/1 document, and JsonRefused
 // ("FILE: /points/3/label: must be a string (got 3)") for a field of the wrong
-// type, a point whose configuration and mode an earlier point has
+// type or a point status that names no outcome (outcome.h), a point whose configuration and mode an earlier point has
 // ("/points/7: repeats /points/2"), and a result filed under another mode than
 // its own (mode_contradiction: a projection offered as measured).
 std::vector<CompareEntry> compare_entries(const nlohmann::json& doc, const std::string& file);
