@@ -3,7 +3,7 @@
 
 #include "core/config/data_root.h"
 #include "core/config/rank_dims.h"
-#include "core/model/layer_ops.h"
+#include "core/layer_ops/layer_ops.h"
 #include "core/results/result_io.h"
 
 namespace ptdp::cli {

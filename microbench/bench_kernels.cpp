@@ -1,9 +1,9 @@
 // ptdp_bench_kernels: every kernel the training core runs, at the shapes one
 // tensor-parallel rank of a configuration issues (--config FILE, or a small
 // default GPT), on --device cpu or cuda. A decoder layer's ops come from its
-// records (core/model/layer_ops.h): one benchmark per kind and sizes, each
+// records (core/layer_ops/layer_ops.h): one benchmark per kind and sizes, each
 // timing the very call the layer makes (a recorded one-layer micro-batch,
-// core/model/layer_calls.h) and labelled with its kind (core/model/op_kind.h),
+// core/model/layer_calls.h) and labelled with its kind (core/layer_ops/op_kind.h),
 // the key `ptdp calibrate` reads back; a fused op's GEMM is timed alone too.
 // The ops the plan's switches change run again with the switch flipped
 // ("NAME/unfused_ops" or "NAME/fused_ops"; on cuda "NAME/flash" or
@@ -30,7 +30,7 @@
 #include "core/config/rank_dims.h"
 #include "core/data/token_source.h"
 #include "core/model/embedding.h"
-#include "core/model/layer_ops.h"
+#include "core/layer_ops/layer_ops.h"
 #include "core/model/lm_head.h"
 #include "core/model/transformer_layer.h"
 #include "microbench/bench_layer_ops.h"

@@ -13,7 +13,7 @@
 #include "core/comm/shape_only_communicator.h"
 #include "core/config/rank_dims.h"
 #include "core/model/layer_calls.h"
-#include "core/model/layer_ops.h"
+#include "core/layer_ops/layer_ops.h"
 #include "microbench/bench_timing.h"
 
 namespace ptdp::bench {

@@ -1,5 +1,5 @@
 // The kernel benchmarks of a decoder layer's ops: one per kind and sizes of
-// its records (core/model/layer_ops.h), timing the call the layer makes at the
+// its records (core/layer_ops/layer_ops.h), timing the call the layer makes at the
 // record's place (core/model/layer_calls.h) on the same tensors.
 #pragma once
 #include <cstddef>
@@ -9,7 +9,7 @@
 
 #include "core/config/config.h"
 #include "core/kernels/ops.h"
-#include "core/model/op_kind.h"
+#include "core/layer_ops/op_kind.h"
 
 namespace ptdp::bench {
 

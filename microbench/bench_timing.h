@@ -16,7 +16,7 @@ namespace ptdp::bench {
 struct Work {
   double flops = 0;  // per iteration
   double bytes = 0;  // moved per iteration
-  std::string label; // the op's kind (core/model/op_kind.h: the key `ptdp calibrate` reads), "part" (a layer,
+  std::string label; // the op's kind (core/layer_ops/op_kind.h: the key `ptdp calibrate` reads), "part" (a layer,
                      // the embedding or the head) or "optimizer"
   int units = 1;     // copies of the op one run holds (a chunk's layers): time and work are per unit
 };

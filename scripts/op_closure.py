@@ -6,7 +6,7 @@ spend time outside its kernels, or do the benchmarks measure something else?
 What a single-rank micro-batch runs is not written here: ptdp_bench_kernels
 marks each part it times with how often a forward (counter part_forward) and a
 backward (part_backward) run it, from the model and the layer's op records
-(core/model/layer_ops.h): the embedding, every layer's forward and the head's
+(core/layer_ops/layer_ops.h): the embedding, every layer's forward and the head's
 forward; the head's backward, every layer's backward (after its forward again
 where recompute re-runs it) and the embedding's backward. Each of the layer's
 ops is marked likewise (op_forward, op_backward: its records of that kind and

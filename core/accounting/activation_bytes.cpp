@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "core/model/layer_ops.h"
+#include "core/layer_ops/layer_ops.h"
 
 namespace ptdp {
 
@@ -36,7 +36,7 @@ SplitWidths split_widths(const Model& m, const RankDims& r) {
 }
 
 // A layer's records at the element size and attention state the traits say:
-// their `saved` bytes are the tensors ptdp's layer keeps (core/model/layer_ops.h).
+// their `saved` bytes are the tensors ptdp's layer keeps (core/layer_ops/layer_ops.h).
 std::vector<LayerOp> kept_ops(const Model& m, const Plan& p, const RankDims& r, const MemoryTraits& tr, Pass pass) {
   Plan kept = p;
   kept.attention = tr.scores_materialized ? Attention::unfused : Attention::flash;

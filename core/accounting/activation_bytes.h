@@ -2,7 +2,7 @@
 // micro-batch keeps between its forward and its backward, per decoder layer
 // and for the embedding and output layer, by one of two formulas.
 //   ptdp:        the tensors ptdp's own layers keep: a decoder layer's, the kept
-//                bytes of its op records (core/model/layer_ops.h); the output
+//                bytes of its op records (core/layer_ops/layer_ops.h); the output
 //                layer's tensor by tensor (lm_head.h, embedding.h, model_chunk.h).
 //   korthikanti: Korthikanti et al. 2022 ("Reducing Activation Recomputation in
 //                Large Transformer Models", §4) for Megatron-LM, the paper's

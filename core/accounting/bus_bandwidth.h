@@ -1,7 +1,7 @@
 // Collective bandwidths with nccl-tests' definitions: algbw = bytes/time, and
-// busbw = algbw · bus_factor (core/comm/collective.h).
+// busbw = algbw · bus_factor (core/topology/collective.h).
 #pragma once
-#include "core/comm/collective.h"
+#include "core/topology/collective.h"
 
 namespace ptdp {
 

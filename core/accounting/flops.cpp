@@ -1,8 +1,8 @@
-// Parameter and FLOP counts; a layer's FLOPs from its op records (core/model/layer_ops.h).
+// Parameter and FLOP counts; a layer's FLOPs from its op records (core/layer_ops/layer_ops.h).
 #include "core/accounting/flops.h"
 
 #include "core/config/rank_dims.h"
-#include "core/model/layer_ops.h"
+#include "core/layer_ops/layer_ops.h"
 
 namespace ptdp {
 

@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/comm/comm_kinds.h"
+#include "core/topology/comm_kinds.h"
 #include "core/comm/communicator.h"
 
 namespace ptdp {

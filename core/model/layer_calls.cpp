@@ -30,7 +30,7 @@ RecordingOps::Call take_call(LayerCalls& calls, std::size_t index, const LayerOp
   std::vector<RecordingOps::Call>& list = record.pass == Pass::forward ? calls.forward : calls.backward;
   if (index >= list.size() || list[index].kind != record.kind || list[index].sizes != record.sizes)
     throw std::runtime_error(benchmark_name(record) + ": the layer's call " + std::to_string(index) +
-                             " is not its record's (core/model/layer_ops.h)");
+                             " is not its record's (core/layer_ops/layer_ops.h)");
   return std::move(list[index]);
 }
 

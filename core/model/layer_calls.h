@@ -9,7 +9,7 @@
 #include "core/comm/communicator.h"
 #include "core/config/model.h"
 #include "core/config/plan.h"
-#include "core/model/layer_op.h"
+#include "core/layer_ops/layer_op.h"
 #include "core/model/recording_ops.h"
 
 namespace ptdp {

@@ -44,7 +44,7 @@ void RecordingOps::record(OpKind kind, std::vector<std::int64_t> sizes, Run whol
 
 void RecordingOps::refuse(const char* call) {
   throw std::logic_error(std::string("RecordingOps: a layer called Ops::") + call +
-                         ", which has no op kind (core/model/op_kind.h) to record it by");
+                         ", which has no op kind (core/layer_ops/op_kind.h) to record it by");
 }
 
 void RecordingOps::layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y, Tensor& mean,

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/kernels/ops.h"
-#include "core/model/op_kind.h"
+#include "core/layer_ops/op_kind.h"
 
 namespace ptdp {
 

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/comm/comm_kinds.h"
+#include "core/topology/comm_kinds.h"
 #include "core/schedule/instruction.h"
 
 namespace ptdp {

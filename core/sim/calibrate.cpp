@@ -13,7 +13,7 @@
 
 #include "core/config/bounds.h"
 #include "core/config/json_read.h"
-#include "core/model/op_kind.h"
+#include "core/layer_ops/op_kind.h"
 #include "core/results/plausibility.h"
 
 namespace ptdp {
@@ -193,7 +193,7 @@ double sharing_slowdown(const FastestRuns& shared, const FastestRuns& alone) {
   return median(ratios);
 }
 
-// The sample a run of an op gives, by its kind (its label, core/model/op_kind.h)
+// The sample a run of an op gives, by its kind (its label, core/layer_ops/op_kind.h)
 // and how the cost model prices that kind: a GEMM by its shape, the bytes and
 // time of a memory-bound op (the bandwidth they achieve together), the attention
 // core (flash: its rate; unfused with fused ops: its GEMMs, paired below). A

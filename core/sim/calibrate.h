@@ -1,6 +1,6 @@
 // Turning Google Benchmark output of ptdp's microbenchmarks into a calibration
 // table the cost model reads. Each run says what it timed by its label: an op
-// kind (core/model/op_kind.h; the kernel benchmarks label every op with its
+// kind (core/layer_ops/op_kind.h; the kernel benchmarks label every op with its
 // record's kind) or a collective (collective_name). By how the cost model prices
 // the kind: GEMM samples by shape (counters m, n, k, batch), the bandwidth the
 // memory-bound ops achieve together (their bytes over their time: a median

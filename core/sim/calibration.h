@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/comm/collective.h"
+#include "core/topology/collective.h"
 #include "core/sim/device_rates.h"
 
 namespace ptdp {

@@ -8,7 +8,7 @@
 #pragma once
 #include <vector>
 
-#include "core/comm/collective.h"
+#include "core/topology/collective.h"
 #include "core/config/machine.h"
 #include "core/topology/topology.h"
 

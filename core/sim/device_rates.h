@@ -1,11 +1,11 @@
 // Time of one kernel on one GPU from its shape: GEMMs by an analytical
 // efficiency curve (or a calibration table of measured GEMMs), memory-bound
 // kernels by bytes moved. Letters: a GEMM computes C (m×n) = A (m×k) · B (k×n),
-// `batch` times (batched GEMMs of attention; core/model/gemm_shape.h).
+// `batch` times (batched GEMMs of attention; core/layer_ops/gemm_shape.h).
 #pragma once
 #include "core/config/machine.h"
 #include "core/config/plan.h"
-#include "core/model/gemm_shape.h"
+#include "core/layer_ops/gemm_shape.h"
 
 namespace ptdp {
 

@@ -1,4 +1,4 @@
-// A layer's costs from its op records (core/model/layer_ops.h), pass by pass;
+// A layer's costs from its op records (core/layer_ops/layer_ops.h), pass by pass;
 // the embedding's and the output layer's from their sizes (see layer_costs.h).
 #include "core/sim/layer_costs.h"
 
@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/model/layer_ops.h"
+#include "core/layer_ops/layer_ops.h"
 
 namespace ptdp {
 

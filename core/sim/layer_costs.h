@@ -4,7 +4,7 @@
 // memory-bound kernels (by bytes moved, fused or unfused) and tensor-parallel
 // communication (not overlapped, as in Megatron-LM of the paper, unless
 // plan.tp_comm_overlap pipelines it with the GEMMs).
-// A layer is priced from its op records (core/model/layer_ops.h), for any
+// A layer is priced from its op records (core/layer_ops/layer_ops.h), for any
 // block of model.h: each GEMM by its shape, the attention core by its own
 // terms, the memory-bound records by their bytes and launches together, and
 // each collective once per kind and size times the pass's count of it.

@@ -4,7 +4,7 @@
 // both drives `ptdp project` and is named in its result.
 #include <gtest/gtest.h>
 
-#include "core/model/op_kind.h"
+#include "core/layer_ops/op_kind.h"
 #include "tests/cli_test_util.h"
 
 #if defined(PTDP_BENCH_KERNELS) && defined(PTDP_BENCH_COLLECTIVES)

@@ -169,7 +169,7 @@ TEST(Calibrate, ATableOfAnotherMachineIsRefusedForThisOne) {
 }
 
 // Runs are matched to costs by the op kind they are labelled with
-// (core/model/op_kind.h) and the cost basis of that kind: the unfused attention
+// (core/layer_ops/op_kind.h) and the cost basis of that kind: the unfused attention
 // core with fused ops gives its two batched GEMM shapes, each a sixth of forward
 // plus backward; without fused ops it gives none; a flash core its rate; a fused
 // op (GEMM and element-wise) and an unknown label nothing.

@@ -1,4 +1,4 @@
-// A decoder layer's op records (core/model/layer_ops.h) held against the real
+// A decoder layer's op records (core/layer_ops/layer_ops.h) held against the real
 // layer: one micro-batch's forward and backward run on a recording Ops over the
 // CPU backend (core/model/layer_calls.h), and the calls, kind and sizes in
 // order, equal the records. For the GPT and Llama blocks (each also with its
@@ -18,7 +18,7 @@
 #include "core/config/rank_dims.h"
 #include "core/kernels/cpu/cpu_ops.h"
 #include "core/model/layer_calls.h"
-#include "core/model/layer_ops.h"
+#include "core/layer_ops/layer_ops.h"
 
 namespace ptdp {
 namespace {

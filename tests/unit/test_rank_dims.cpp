@@ -2,7 +2,7 @@
 // collectives' names and bus factors; group placement from the topology.
 #include <gtest/gtest.h>
 
-#include "core/comm/collective.h"
+#include "core/topology/collective.h"
 #include "core/config/rank_dims.h"
 #include "core/sim/comm_model.h"
 

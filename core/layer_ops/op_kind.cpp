@@ -1,5 +1,5 @@
 // Op kinds by name; see op_kind.h.
-#include "core/model/op_kind.h"
+#include "core/layer_ops/op_kind.h"
 
 namespace ptdp {
 

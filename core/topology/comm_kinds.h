@@ -1,5 +1,5 @@
 // The names of recorded communication: which process group, and which
-// collective (core/comm/collective.h). Vocabulary shared by the recording
+// collective (core/topology/collective.h). Vocabulary shared by the recording
 // communicator and the timeline (core/results/timeline.h), so the timeline
 // needs no communicator.
 #pragma once
@@ -7,7 +7,7 @@
 #include <optional>
 #include <string_view>
 
-#include "core/comm/collective.h"
+#include "core/topology/collective.h"
 
 namespace ptdp {
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "core/comm/collective.h"
-#include "core/model/gemm_shape.h"
-#include "core/model/op_kind.h"
+#include "core/topology/collective.h"
+#include "core/layer_ops/gemm_shape.h"
+#include "core/layer_ops/op_kind.h"
 
 namespace ptdp {
 

@@ -29,7 +29,7 @@
 #include "core/config/model.h"
 #include "core/config/plan.h"
 #include "core/config/rank_dims.h"
-#include "core/model/layer_op.h"
+#include "core/layer_ops/layer_op.h"
 
 namespace ptdp {
 

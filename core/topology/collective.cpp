@@ -1,5 +1,5 @@
 // Names and bus-bandwidth factors of the collectives.
-#include "core/comm/collective.h"
+#include "core/topology/collective.h"
 
 namespace ptdp {
 

@@ -1,5 +1,5 @@
 // Op records' names and a fused op's parts; see layer_op.h.
-#include "core/model/layer_op.h"
+#include "core/layer_ops/layer_op.h"
 
 #include <array>
 

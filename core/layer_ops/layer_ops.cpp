@@ -3,7 +3,7 @@
 // n = b·s tokens, rows = n or n/t (sequence parallelism), h hidden, a and g the
 // query and kv heads on this rank, d head dim, f MLP width on this rank, t the
 // tensor-parallel size, e bytes an element.
-#include "core/model/layer_ops.h"
+#include "core/layer_ops/layer_ops.h"
 
 #include <utility>
 
