@@ -4,7 +4,9 @@
 // result's "metrics" (results/result.h) and every command's printed line read it.
 // Letters: B global batch, s sequence, G = t·p·d GPUs, T iteration seconds.
 #pragma once
+#include <array>
 #include <optional>
+#include <string_view>
 
 #include "core/config/config.h"
 
@@ -26,5 +28,9 @@ struct Throughput {
 };
 
 Throughput throughput(const Config& cfg, double iteration_s);
+
+// The result's metrics proportional to 1/T: a projection's error in T is theirs.
+inline constexpr std::array<std::string_view, 3> kThroughputMetricNames = {"model_tflops_per_gpu", "sequences_per_s",
+                                                                           "tokens_per_s"};
 
 }  // namespace ptdp

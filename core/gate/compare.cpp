@@ -100,19 +100,13 @@ std::string plan_summary(const json& plan) {
          text_of(plan, "micro_batch") + " v" + text_of(plan, "virtual_stages") + " " + text_of(plan, "schedule");
 }
 
-ResultMode mode_of(const JsonAt& j) {
-  const JsonAt m = j.at("mode");
-  if (const auto mode = parse_result_mode(m.get<std::string>())) return *mode;
-  m.refuse("must be measured, projected or slice (got " + json_excerpt(m.value()) + ")");
-}
-
 CompareEntry single_entry(const JsonAt& doc) {
   const json& model = doc.at("model").object().value();
   const json& plan = doc.at("plan").object().value();
   const json* machine = json_at_path(doc.value(), {"machine", "name"});
   const std::string machine_name = machine != nullptr ? machine->dump() : doc.value().value("machine", json()).dump();
   CompareEntry e;
-  e.mode = mode_of(doc);
+  e.mode = mode_at(doc);
   if (const std::string why = mode_contradiction(doc.value(), e.mode); !why.empty()) doc.at("mode").refuse(why);
   e.identity = "result " + model.dump() + " " + plan.dump() + " " + machine_name;
   e.slot = "result";
@@ -139,7 +133,7 @@ CompareEntry point_entry(const JsonAt& point, const std::string& sweep_name) {
   CompareEntry e;
   const auto result = point.find("result");
   const auto mode = point.find("mode");
-  e.mode = mode || !result ? mode_of(point) : mode_of(result->object());
+  e.mode = mode || !result ? mode_at(point) : mode_at(result->object());
   if (result)
     if (const std::string why = mode_contradiction(result->object().value(), e.mode); !why.empty())
       (mode ? *mode : *result).refuse(why);

@@ -17,6 +17,15 @@ double median(std::vector<double> s) {
   return s.size() % 2 ? s[k] : 0.5 * (s[k - 1] + s[k]);
 }
 
+ResultMode mode_at(const JsonAt& j) {
+  const JsonAt m = j.at("mode");
+  if (const auto mode = parse_result_mode(m.get<std::string>())) return *mode;
+  std::string names;  // "measured, projected or slice"
+  for (std::size_t i = 0; i < kResultModeNames.size(); ++i)
+    names += (i == 0 ? "" : i + 1 == kResultModeNames.size() ? " or " : ", ") + std::string(kResultModeNames[i]);
+  m.refuse("must be " + names + " (got " + json_excerpt(m.value()) + ")");
+}
+
 double mean(const std::vector<double>& s) {
   return s.empty() ? 0.0 : std::accumulate(s.begin(), s.end(), 0.0) / static_cast<double>(s.size());
 }

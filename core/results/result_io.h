@@ -8,6 +8,7 @@
 
 #include "core/config/json_read.h"
 #include "core/results/output_files.h"
+#include "core/results/result_mode.h"
 
 namespace ptdp {
 
@@ -33,6 +34,10 @@ std::optional<T> value_or_null(const JsonAt& j, const char* key) {
   const auto v = j.find(key);
   return v ? std::optional<T>(v->get<T>()) : std::nullopt;
 }
+
+// The "mode" of the object at j (a result, a sweep record, a compared row);
+// refused naming the field and the modes' names otherwise.
+ResultMode mode_at(const JsonAt& j);
 
 // {"commit", "compiler", "openblas", ...}: what built and links this program.
 nlohmann::json software_info();

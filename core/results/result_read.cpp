@@ -160,10 +160,7 @@ RunResult read_result(const json& doc, const std::string& source) {
   if (name != kResultSchema) schema->refuse("must be \"" + std::string(kResultSchema) + "\" (got " + json_excerpt(name) + ")");
   RunResult r;
   r.system = j.get<std::string>("system", "ptdp");
-  const JsonAt mode = j.at("mode");
-  const auto parsed = parse_result_mode(mode.get<std::string>());
-  if (!parsed) mode.refuse("must be one of measured, projected, slice (got " + json_excerpt(mode.value()) + ")");
-  r.mode = *parsed;
+  r.mode = mode_at(j);
   r.config = config_of(j);
   r.vocab_padded = j.at("model").get<std::int64_t>("vocab_padded", 0);
   if (const auto v = j.find("software")) r.software = v->object().value();

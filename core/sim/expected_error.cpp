@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 #include <stdexcept>
 
+#include "core/accounting/throughput.h"
 #include "core/config/data_root.h"
 #include "core/config/json_read.h"
 
@@ -15,8 +15,9 @@ namespace {
 
 using json = nlohmann::json;
 
-// Metrics proportional to 1 / iteration time: their error is the projection's.
-const std::set<std::string> kThroughputMetrics = {"model_tflops_per_gpu", "sequences_per_s", "tokens_per_s"};
+bool is_throughput_metric(const std::string& name) {
+  return std::find(kThroughputMetricNames.begin(), kThroughputMetricNames.end(), name) != kThroughputMetricNames.end();
+}
 
 std::string pp_range(int pp) { return pp <= 1 ? "1" : pp <= 8 ? "2-8" : "9+"; }
 
@@ -55,7 +56,7 @@ std::vector<ClassifiedError> read_validation_errors(const json& validation) {
   const JsonAt v(validation, "validation");
   std::vector<ClassifiedError> out;
   for (const JsonAt& e : v.at("experiments").elements()) {
-    if (!kThroughputMetrics.contains(e.get<std::string>("metric", ""))) continue;
+    if (!is_throughput_metric(e.get<std::string>("metric", ""))) continue;
     if (const auto points = e.find("points"))
       for (const JsonAt& p : points->elements()) {
         if (!p.object().find("class"))

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/accounting/throughput.h"
 #include "core/config/json_read.h"
 #include "core/results/metric_path.h"
 #include "core/results/result.h"
@@ -72,6 +73,11 @@ TEST(MetricPath, ReadsAFiniteNumberAtItsPathAndNothingElse) {
   EXPECT_EQ(MetricPath("mfu").of(json(3)), std::nullopt);             // not a result
   EXPECT_EQ(MetricPath("mfu").of(json{{"metrics", {{"mfu", std::nan("")}}}}), std::nullopt);
   EXPECT_EQ(MetricPath("iteration_s.median").name(), "iteration_s.median");
+}
+
+TEST(MetricPath, TheThroughputFiguresExpectedErrorsApplyToAreMetrics) {
+  for (const std::string_view name : kThroughputMetricNames)
+    EXPECT_EQ(unknown_metric(std::string(name)), "") << name;
 }
 
 TEST(MetricPath, AnUnknownNameIsRefusedNamingIt) {

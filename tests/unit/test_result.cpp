@@ -76,7 +76,7 @@ TEST(Result, ReaderNamesTheField) {
   EXPECT_EQ(refusal(bad), "result: /metrics/bubble/simulated: must be a number (got \"high\")");
   bad = j;
   bad["mode"] = "guessed";
-  EXPECT_EQ(refusal(bad).rfind("result: /mode: must be one of", 0), 0u) << refusal(bad);
+  EXPECT_EQ(refusal(bad).rfind("result: /mode: must be measured, projected or slice (got", 0), 0u) << refusal(bad);
   bad = j;
   bad["schema"] = "ptdp.result/1";
   EXPECT_NE(refusal(bad).find("old schema"), std::string::npos);
