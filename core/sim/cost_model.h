@@ -20,6 +20,9 @@ class CostModel {
  public:
   CostModel(const Config& cfg, const Calibration* calibration);
 
+  // The rank's sizes every cost below was priced at; the projection's memory reads them too.
+  const RankDims& dims() const { return dims_; }
+
   const PassCost& forward(int pp_rank, int chunk) const { return forward_[index(pp_rank, chunk)]; }
   const PassCost& backward(int pp_rank, int chunk) const { return backward_[index(pp_rank, chunk)]; }
   // Zero bubble: backward split into B (input gradient; with the embedding's

@@ -73,11 +73,12 @@ ConfigErrors check_projectable(const Config& cfg) {
 
 Projection project(const Config& cfg, const Calibration* calibration, ActivationFormula formula) {
   const CostModel costs(cfg, calibration);
-  return project_with(cfg, costs.pipeline_costs(), [&costs](int rank, const Instr& in) { return costs.pass(rank, in); },
-                      formula);
+  return project_with(cfg, costs.dims(), costs.pipeline_costs(),
+                      [&costs](int rank, const Instr& in) { return costs.pass(rank, in); }, formula);
 }
 
-Projection project_with(const Config& cfg, const PipelineCosts& costs, const PassOf& pass, ActivationFormula formula) {
+Projection project_with(const Config& cfg, const RankDims& dims, const PipelineCosts& costs, const PassOf& pass,
+                        ActivationFormula formula) {
   const Plan& p = cfg.plan;
   if (ConfigErrors beyond = check_work_limits(cfg.model, p); !beyond.empty()) throw ConfigRefused(std::move(beyond));
   const auto programs = build_pipeline(p.schedule, p.pp, p.micro_batches(), p.virtual_stages);
@@ -88,7 +89,7 @@ Projection project_with(const Config& cfg, const PipelineCosts& costs, const Pas
   out.bubble = pipeline_bubble(out.timeline);
   out.memory_formula = formula;
   const MemoryTraits traits = memory_traits(cfg.machine, p);
-  out.memory = memory_per_stage(cfg.model, p, RankDims(cfg.model, p), traits, formula, programs);
+  out.memory = memory_per_stage(cfg.model, p, dims, traits, formula, programs);
   for (const auto& stage : out.memory) out.peak_bytes = std::max(out.peak_bytes, stage.total());
   out.fits = fits(cfg.machine, out.peak_bytes);
   return out;

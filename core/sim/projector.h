@@ -13,6 +13,7 @@
 
 #include "core/accounting/memory_model.h"
 #include "core/config/config.h"
+#include "core/config/rank_dims.h"
 #include "core/results/result.h"
 #include "core/results/timeline.h"
 #include "core/sim/calibration.h"
@@ -47,9 +48,10 @@ Projection project(const Config& cfg, const Calibration* calibration,
 // What project() does once it has its costs: simulates the plan's programs
 // with `costs`, splits the time by category (`pass` gives a forward's or
 // backward's compute and tensor-parallel share) and checks the modelled memory.
-// `ptdp slice` calls it with measured compute costs.
+// `ptdp slice` calls it with measured compute costs. `dims`: the rank's sizes
+// the costs were priced at (CostModel::dims()).
 using PassOf = std::function<PassCost(int pp_rank, const Instr& forward_or_backward)>;
-Projection project_with(const Config& cfg, const PipelineCosts& costs, const PassOf& pass,
+Projection project_with(const Config& cfg, const RankDims& dims, const PipelineCosts& costs, const PassOf& pass,
                         ActivationFormula formula = ActivationFormula::korthikanti);
 
 // What a projected result carries beyond the projection's own figures: its

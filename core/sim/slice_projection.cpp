@@ -50,7 +50,7 @@ SliceProjection project_slice(const Config& cfg, const SliceMeasurement& m, cons
     return modelled.duration(rank, in);
   };
   SliceProjection sp;
-  sp.projection = project_with(cfg, costs, measured_pass, ActivationFormula::ptdp);  // the slice ran ptdp's tensors
+  sp.projection = project_with(cfg, model->dims(), costs, measured_pass, ActivationFormula::ptdp);  // the slice ran ptdp's tensors
   const auto& mem = sp.projection.memory;
   const std::int64_t measured_model = mem[static_cast<std::size_t>(k)].total();
   for (const auto& r : mem) {
