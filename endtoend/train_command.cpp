@@ -15,6 +15,7 @@
 #include "core/config/config.h"
 #include "core/data/token_source.h"
 #include "core/runtime/backend.h"
+#include "core/runtime/peak_at_hand.h"
 #include "core/tensor/allocator.h"
 #include "core/topology/process_place.h"
 #include "endtoend/cli_common.h"
@@ -35,6 +36,10 @@ ConfigErrors check_train_args(const TrainArgs& a, const Config& cfg) {
     e.push_back({"--warmup", "--warmup=" + std::to_string(a.warmup) + " must be in [0, --iterations) so that some "
                              "iterations are timed"});
   for (auto& err : check_runnable(a.device, cfg)) e.push_back(std::move(err));
+  if (const char* v = std::getenv(kMeasurePeakVariable); !measure_peak_setting(v))
+    e.push_back({kMeasurePeakVariable, std::string(kMeasurePeakVariable) + "=\"" + cut_text(v) +
+                                           "\" must be 1 (the CPU's peak measured here, cached; the default) or 0 "
+                                           "(the machine profile's peak)"});
   if (!a.data.empty() && cfg.model.vocab < 256)
     e.push_back({"model.vocab", "--data trains on bytes: model.vocab=" + std::to_string(cfg.model.vocab) +
                                     " must be at least 256"});
@@ -104,6 +109,22 @@ void check_named_machine(const Config& cfg, Hardware& hw, bool root) {
     for (const std::string& w : hw.mismatch) std::fprintf(stderr, "ptdp train: warning: %s\n", w.c_str());
 }
 
+// On the CPU, the peak and bandwidth behind MFU measured on this machine
+// (cached per CPU), unless PTDP_MEASURE_PEAK=0: then the profile's, and the
+// result names the CPU the profile was measured on. Collective over `world`.
+void take_peak_at_hand(Config& cfg, Hardware& hw, Device device, Communicator& world, bool root) {
+  hw.profile_measured_on = profile_measured_on(cfg.machine);
+  const bool measure = measure_peak_setting(std::getenv(kMeasurePeakVariable)).value_or(false);
+  if (device != Device::cpu || cfg.machine.device != Device::cpu || !measure) return;
+  std::vector<std::string> warnings;
+  const MeasuredPeak peak = cpu_peak_at_hand(hw, world, warnings);
+  if (root)
+    for (const std::string& w : warnings) std::fprintf(stderr, "ptdp train: warning: %s\n", w.c_str());
+  use_measured_peak(cfg.machine, peak);
+  hw.measured_peak = peak;
+  hw.profile_measured_on.clear();
+}
+
 int run(const TrainArgs& args) {
   WorldSession session(args.comm_timeout_s);
   Communicator& world = session.world();
@@ -136,6 +157,7 @@ int run(const TrainArgs& args) {
     if (root) print_refused("train", bad_outputs);
     return kExitRefused;
   }
+  take_peak_at_hand(cfg, hw, args.device, world, root);
   try {
     return train_and_report(cfg, args, world, here, session.library_version(), hw, initial ? &*initial : nullptr);
   } catch (const OutOfMemory& e) {

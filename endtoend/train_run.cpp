@@ -14,6 +14,7 @@
 #include "core/comm/process_groups.h"
 #include "core/data/token_source.h"
 #include "core/results/output_files.h"
+#include "core/results/plausibility.h"
 #include "core/runtime/measured_run.h"
 #include "core/sim/projector.h"
 #include "core/tensor/allocator.h"
@@ -82,12 +83,9 @@ void print_summary(const RunResult& r, const std::string& out) {
               to_string(cfg.plan.precision).c_str(), r.bubble.measured.value_or(0), r.bubble.simulated.value_or(0),
               r.bubble.analytical, static_cast<double>(r.memory.peak_measured.value_or(0)) / (1 << 20),
               static_cast<double>(r.memory.peak_model()) / (1 << 20), out.empty() ? "" : ", result in ", out.c_str());
-  // Above 100% the profile's peak is below what this machine did: its
-  // percentages are of that profile, not of this machine.
-  if (hfu > 100)
-    std::fprintf(stderr, "ptdp train: warning: HFU %.0f%% of machine '%s''s %.4g TFLOP/s peak: this machine is "
-                 "faster than that profile says; re-measure its peak (sweeps/machines/%s.json)\n",
-                 hfu, cfg.machine.name.c_str(), peak, cfg.machine.name.c_str());
+  // MFU or HFU above 100%: the peak is below what this machine did (hardware.errors).
+  if (r.hardware)
+    for (const std::string& e : r.hardware->errors) std::fprintf(stderr, "ptdp train: error: %s\n", e.c_str());
   if (r.projected)
     std::printf("ptdp train: projected on %s: %.4f s/iteration, bubble %.3f, model memory %.1f MiB\n",
                 cfg.machine.name.c_str(), r.projected->median_iteration_s(), r.projected->bubble.simulated.value_or(0),
@@ -173,6 +171,7 @@ int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& wor
   RunResult result = measured_result(cfg, s, groups, backend, world, run);
   if (root) attach_projection(cfg, nullptr, result);
   result.hardware = hardware;
+  if (std::string why = utilization_above_peak(result); !why.empty()) result.hardware->errors.push_back(std::move(why));
   result.checkpoint = checkpoints.figures();
   if (result.checkpoint && result.checkpoint->every)
     set_checkpoint_interval(*result.checkpoint, *result.checkpoint->every, result.median_iteration_s());

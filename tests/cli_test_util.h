@@ -49,10 +49,11 @@ class ScratchDir {
   std::filesystem::path path_;
 };
 
-// Runs `command` (a shell command line) in `dir`, capturing stdout and stderr.
+// Runs `command` (a shell command line) in `dir`, capturing stdout and stderr;
+// on the profiles' peaks (PTDP_MEASURE_PEAK=0), so no figure depends on this machine's measured rate.
 inline Run run_command(const std::string& command, const ScratchDir& dir) {
   const auto out = dir.path() / "stdout.txt", err = dir.path() / "stderr.txt";
-  const std::string line = "cd '" + dir.path().string() + "' && OPENBLAS_NUM_THREADS=1 " + command + " > '" +
+  const std::string line = "cd '" + dir.path().string() + "' && OPENBLAS_NUM_THREADS=1 PTDP_MEASURE_PEAK=0 " + command + " > '" +
                            out.string() + "' 2> '" + err.string() + "'";
   const int raw = std::system(line.c_str());
   Run r;

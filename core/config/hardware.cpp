@@ -68,12 +68,45 @@ std::vector<std::string> hardware_mismatches(const Machine& m, const Hardware& h
   return out;
 }
 
+std::string profile_measured_on(const Machine& m) {
+  const auto on = m.sources.find("measured_on");
+  return on == m.sources.end() ? "" : on->second;
+}
+
+namespace {
+// hardware.peak: {"from": "measured", the measurement} or {"from": "profile", "measured_on"}.
+nlohmann::json peak_json(const Hardware& hw) {
+  if (!hw.measured_peak) return {{"from", "profile"}, {"profile", hw.profile}, {"measured_on", hw.profile_measured_on}};
+  nlohmann::json j = to_json(*hw.measured_peak);
+  j["from"] = "measured";
+  j["cached"] = hw.measured_peak->cached;
+  return j;
+}
+
+void read_peak(const JsonAt& peak, Hardware& hw) {
+  const JsonAt from = peak.object().at("from");
+  const std::string how = from.get<std::string>();
+  if (how == "measured") {
+    hw.measured_peak = measured_peak_of(peak);
+    hw.measured_peak->cached = peak.at("cached").get<bool>();
+  } else if (how == "profile") {
+    hw.profile_measured_on = peak.get<std::string>("measured_on", "");
+  } else {
+    from.refuse("must be \"measured\" or \"profile\"");
+  }
+}
+}  // namespace
+
 nlohmann::json to_json(const Hardware& hw) {
-  return {{"device", device_name(hw.device)}, {"name", hw.name},
-          {"cores", hw.cores},                {"memory_bytes", hw.memory_bytes},
-          {"hosts", hw.hosts},                {"ranks_per_host", hw.ranks_per_host},
-          {"profile", hw.profile},            {"profile_chosen", hw.detected ? "detected" : "named"},
-          {"mismatch", hw.mismatch}};
+  nlohmann::json j = {{"device", device_name(hw.device)}, {"name", hw.name},
+                      {"cores", hw.cores},                {"memory_bytes", hw.memory_bytes},
+                      {"hosts", hw.hosts},                {"ranks_per_host", hw.ranks_per_host},
+                      {"profile", hw.profile},            {"profile_chosen", hw.detected ? "detected" : "named"},
+                      {"mismatch", hw.mismatch}};
+  // Written where known, so that a result from before these fields reads back the same.
+  if (hw.measured_peak || !hw.profile_measured_on.empty()) j["peak"] = peak_json(hw);
+  if (!hw.errors.empty()) j["errors"] = hw.errors;
+  return j;
 }
 
 Hardware hardware_of(const JsonAt& j) {
@@ -95,6 +128,9 @@ Hardware hardware_of(const JsonAt& j) {
   hw.detected = how == "detected";
   if (const auto m = j.find("mismatch"))
     for (const auto& e : m->elements()) hw.mismatch.push_back(e.get<std::string>());
+  if (const auto e = j.find("errors"))  // absent from results written before it
+    for (const auto& x : e->elements()) hw.errors.push_back(x.get<std::string>());
+  if (const auto peak = j.find("peak")) read_peak(*peak, hw);
   return hw;
 }
 

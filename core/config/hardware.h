@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 
 #include "core/config/json_read.h"
 #include "core/config/machine.h"
+#include "core/config/peak_cache.h"
 
 namespace ptdp {
 
@@ -25,7 +27,18 @@ struct Hardware {
   std::string profile;            // the machine profile the run used
   bool detected = false;          // true: the config named no machine and the profile comes from this hardware
   std::vector<std::string> mismatch;  // how a named profile contradicts this hardware (warnings)
+  // Where the peak behind MFU came from: measured on this machine (the CPU),
+  // else the profile, which names the machine it was measured on ("" unknown).
+  std::optional<MeasuredPeak> measured_peak;
+  std::string profile_measured_on;
+  // Figures this hardware cannot have produced (MFU or HFU above 100% of the
+  // peak: core/results/plausibility.h's utilization_above_peak): errors.
+  std::vector<std::string> errors;
 };
+
+// The machine a profile says its figures were measured on: its
+// sources.measured_on ("AMD EPYC"), or "" where it does not say.
+std::string profile_measured_on(const Machine& m);
 
 // The shipped profile of a GPU, by the name CUDA reports ("NVIDIA H100 80GB
 // HBM3" -> "h100-80gb"); "" when no profile describes it (an A100 40GB, an L40S).

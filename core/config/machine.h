@@ -140,7 +140,8 @@ void visit_fields(M& m, Visit&& v) {
   v({.key = "inter_node", .description = "InfiniBand; its bandwidth must be given"}, m.inter_node);
   v({.key = "efficiency", .description = "kernel and link efficiencies"}, m.efficiency);
   v({.key = "filesystem", .description = "checkpoint storage; absent or null: unknown"}, m.filesystem);
-  v({.key = "sources", .description = "field name -> where its number comes from",
+  v({.key = "sources", .description = "field name -> where its number comes from; \"measured_on\": the CPU (as "
+                                      "/proc/cpuinfo names it) a CPU profile's peak was measured on",
      .written = Written::unless_empty}, m.sources);
   v({.key = "acceptance", .description = "metric -> the band `ptdp accept` holds it to; not written into results",
      .written = Written::never, .keys = kAcceptanceMetrics, .keys_are = "a metric `ptdp accept` measures"},

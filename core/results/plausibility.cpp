@@ -29,6 +29,12 @@ std::string figure_text(double v) {
   return text;
 }
 
+std::string percent_text(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.0f%%", 100 * fraction);
+  return text;
+}
+
 bool figures_agree(double a, double b) { return std::fabs(a - b) <= kAgreement * std::max(std::fabs(a), std::fabs(b)); }
 
 // The number at `path` of `r`, or nothing with the reason added to `out`:
@@ -148,6 +154,18 @@ std::vector<FigureProblem> implausible_figures(const json& r) {
   const auto flops = gated_figure(r, {"metrics", "flops_per_iteration", "model"}, std::numeric_limits<double>::max(), out);
   if (flops) check_relations(r, *tflops, *median_s, *flops, *samples, out);
   return out;
+}
+
+std::string utilization_above_peak(const RunResult& r) {
+  const Throughput t = r.throughput();
+  const double mfu = t.mfu.value_or(0), hfu = t.hfu.value_or(0);
+  if (!(mfu > 1) && !(hfu > 1)) return "";
+  const Machine& m = r.config.machine;
+  const auto source = m.sources.find("peak_tflops");
+  return "MFU " + percent_text(mfu) + ", HFU " + percent_text(hfu) + " of machine '" + m.name + "''s " +
+         figure_text(t.peak_tflops.value_or(0)) + " TFLOP/s " + to_string(r.config.plan.precision) + " peak (" +
+         (source == m.sources.end() ? std::string("its source unrecorded") : cut_text(source->second, 200)) +
+         "): above 100%, so that peak is below what this machine did and its percentages are not of this hardware";
 }
 
 std::string mode_contradiction(const json& r, ResultMode claimed) {

@@ -37,6 +37,13 @@ struct FigureProblem {
 // iteration against flops / (t·p·d · machine.peak_tflops[plan.precision]).
 std::vector<FigureProblem> implausible_figures(const nlohmann::json& r);
 
+// Why measured result `r`'s utilisation cannot be this hardware's, or "": its
+// MFU or HFU above 100% of the peak it names (machine.peak_tflops for the
+// plan's precision), so that peak is below what the machine did: "MFU 112%,
+// HFU 115% of machine 'cpu-host''s 0.09 TFLOP/s fp32 peak (measured: ...)".
+// `ptdp train` records it in hardware.errors and prints it as an error.
+std::string utilization_above_peak(const RunResult& r);
+
 // Why result `r` cannot be filed as `claimed`, or "": its own "mode" says
 // otherwise, or a result marked measured carries a projection's provenance.
 std::string mode_contradiction(const nlohmann::json& r, ResultMode claimed);

@@ -4,7 +4,9 @@
 // result carries every rank's place and figures; a bad --fault slow is refused.
 #include <gtest/gtest.h>
 
+#include "core/config/peak_cache.h"
 #include "core/results/result.h"
+#include "tests/accept_test_util.h"
 #include "tests/cli_test_util.h"
 
 namespace ptdp {
@@ -65,6 +67,81 @@ TEST(CliTrainHardware, AProfileThatContradictsTheHardwareIsWarnedOfAndRecorded) 
   EXPECT_EQ(j["hardware"]["profile_chosen"], "named");
   ASSERT_EQ(j["hardware"]["mismatch"].size(), 1u);
   EXPECT_NE(j["hardware"]["mismatch"][0].get<std::string>().find("h100-80gb"), std::string::npos);
+}
+
+// Tests run with PTDP_MEASURE_PEAK=0 (cli_test_util.h's run_command): here it is
+// turned on, with the cache in the scratch folder. Timing-free: the result's
+// peak is whatever was measured, and every figure drawn from it uses it.
+TEST(CliTrainHardware, OnTheCpuTheMeasuredPeakIsUsedAndCached) {
+  ScratchDir dir("measured-peak");
+  const std::string env = "PTDP_MEASURE_PEAK=1 XDG_CACHE_HOME=" + (dir.path() / "cache").string() + " ";
+  auto cfg = test::tiny_config_json();
+  cfg.erase("machine");
+  const auto config = dir.write("c.json", cfg.dump());
+  const auto train_measured = [&](const std::string& out) {
+    return test::run_command(env + test::ptdp_cli() + " train --config " + config.string() + " --iterations 3 --out " +
+                                 out, dir);
+  };
+  auto r = train_measured("a.json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto a = nlohmann::json::parse(test::read_file(dir.path() / "a.json"));
+  const auto& peak = a["hardware"]["peak"];
+  ASSERT_EQ(peak["from"], "measured") << a["hardware"].dump();
+  EXPECT_EQ(peak["cpu"], a["hardware"]["name"]);
+  EXPECT_FALSE(peak["cached"].get<bool>());
+  const double tflops = peak["fp32_tflops"].get<double>();
+  EXPECT_GT(tflops, 0);
+  EXPECT_EQ(a["machine"]["peak_tflops"]["fp32"], tflops);
+  EXPECT_EQ(a["machine"]["memory_bandwidth_gbs"], peak["bandwidth_gbs"]);
+  EXPECT_EQ(a["metrics"]["peak_tflops_used"], tflops);
+  EXPECT_EQ(a["metrics"]["peak_source"].get<std::string>().rfind("measured: ", 0), 0u);
+  EXPECT_DOUBLE_EQ(a["metrics"]["percent_of_peak"].get<double>(),
+                   100 * a["metrics"]["model_tflops_per_gpu"].get<double>() / tflops);
+  const auto file = peak_cache_file(dir.path() / "cache" / "ptdp", peak["cpu"].get<std::string>(),
+                                    peak["cores"].get<int>(), peak["blas_threads"].get<int>());
+  ASSERT_TRUE(std::filesystem::exists(file));
+  // The second run reads the first one's figures.
+  r = train_measured("b.json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto b = nlohmann::json::parse(test::read_file(dir.path() / "b.json"));
+  EXPECT_TRUE(b["hardware"]["peak"]["cached"].get<bool>());
+  EXPECT_EQ(b["hardware"]["peak"]["fp32_tflops"], tflops);
+  // A malformed cache is ignored with a warning, and the peak measured again.
+  dir.write(std::filesystem::relative(file, dir.path()).string(), "{\"cpu\": 3}");
+  r = train_measured("c.json.out");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: the cached CPU peak is ignored"), std::string::npos) << r.err;
+  EXPECT_EQ(a["hardware"]["mismatch"].size(), 0u);
+}
+
+TEST(CliTrainHardware, WithoutMeasuringTheResultNamesTheProfilesCpu) {
+  ScratchDir dir("profile-peak");
+  const auto r = train(dir, test::tiny_config_json(), "--out r.json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(test::read_file(dir.path() / "r.json"));
+  EXPECT_EQ(j["hardware"]["peak"],
+            (nlohmann::json{{"from", "profile"}, {"profile", "cpu-host"}, {"measured_on", "AMD EPYC"}}));
+  EXPECT_EQ(j["metrics"]["peak_tflops_used"], 0.09);  // the profile's, whatever this machine does
+  const auto bad = test::run_command("PTDP_MEASURE_PEAK=yes " + test::ptdp_cli() + " train --config " +
+                                         (dir.path() / "c.json").string() + " --out s.json", dir);
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("PTDP_MEASURE_PEAK"), std::string::npos) << bad.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "s.json"));
+}
+
+TEST(CliTrainHardware, UtilizationAboveThePeakIsAnErrorInTheResultAndOnTheConsole) {
+  ScratchDir dir("above-peak");
+  auto profile = test::cpu_host_profile();
+  profile["peak_tflops"]["fp32"] = 1e-9;  // far below any CPU's rate: MFU far above 100%
+  auto cfg = test::tiny_config_json();
+  cfg["machine"] = profile;
+  const auto r = train(dir, cfg, "--out r.json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("ptdp train: error: MFU "), std::string::npos) << r.err;
+  const auto j = nlohmann::json::parse(test::read_file(dir.path() / "r.json"));
+  ASSERT_EQ(j["hardware"]["errors"].size(), 1u) << j["hardware"].dump();
+  EXPECT_NE(j["hardware"]["errors"][0].get<std::string>().find("above 100%"), std::string::npos);
+  EXPECT_EQ(to_json(read_result(j)), j);
 }
 
 TEST(CliTrainHardware, ABadSlowFaultIsRefused) {

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/results/plausibility.h"
+#include "core/sim/projector.h"
 #include "tests/compare_test_util.h"
 
 namespace ptdp {
@@ -120,6 +121,36 @@ TEST(Plausibility, LayoutsDifferFieldByField) {
   b = a;
   b["plan"].erase("pp");
   EXPECT_EQ(layout_difference(a, b, "A", "B"), "plan.pp 2 in A, absent in B");
+}
+
+}  // namespace
+}  // namespace ptdp
+
+namespace ptdp {
+namespace {
+
+// A measured result of the tiny model on the cpu-host profile whose fp32 peak is `peak`.
+RunResult tiny_result_at_peak(double peak) {
+  Config c;
+  c.model = {2, 64, 4, 16, 128, 256, 0.0};
+  c.model.kv_heads = 4;
+  c.plan.micro_batch = 2, c.plan.global_batch = 8;
+  c.plan.precision = Precision::fp32;
+  c.machine = load_machine("cpu-host", default_machines_dir());
+  c.machine.peak_tflops["fp32"] = peak;
+  RunResult r = projected_result(c, project(c, nullptr), nullptr);
+  r.mode = ResultMode::measured;
+  r.iteration_s = {0.01, 0.01, 0.01};
+  return r;
+}
+
+TEST(Plausibility, UtilizationAbovePeakIsAnError) {
+  // The tiny model's ~10^8 FLOPs per 10 ms iteration, ~0.01 TFLOP/s: far above a peak of 10^-6, far below 10^6.
+  const std::string why = utilization_above_peak(tiny_result_at_peak(1e-6));
+  EXPECT_NE(why.find("MFU "), std::string::npos) << why;
+  EXPECT_NE(why.find("machine 'cpu-host''s 1e-06 TFLOP/s fp32 peak"), std::string::npos) << why;
+  EXPECT_NE(why.find("above 100%"), std::string::npos) << why;
+  EXPECT_EQ(utilization_above_peak(tiny_result_at_peak(1e6)), "");
 }
 
 }  // namespace
