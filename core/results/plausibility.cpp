@@ -165,7 +165,9 @@ std::string utilization_above_peak(const RunResult& r) {
   return "MFU " + percent_text(mfu) + ", HFU " + percent_text(hfu) + " of machine '" + m.name + "''s " +
          figure_text(t.peak_tflops.value_or(0)) + " TFLOP/s " + to_string(r.config.plan.precision) + " peak (" +
          (source == m.sources.end() ? std::string("its source unrecorded") : cut_text(source->second, 200)) +
-         "): above 100%, so that peak is below what this machine did and its percentages are not of this hardware";
+         "): above 100%, so that peak is below what this machine did and its percentages are not of this hardware; "
+         "re-measure it (sweeps/machines/" + m.name + ".json; on the CPU, ptdp train measures it unless "
+         "PTDP_MEASURE_PEAK=0)";
 }
 
 std::string mode_contradiction(const json& r, ResultMode claimed) {

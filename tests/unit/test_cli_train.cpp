@@ -55,9 +55,10 @@ TEST(CliTrain, WritesAMeasuredResultWithFallingLoss) {
   EXPECT_GE(trace["traceEvents"].size(), 8u);  // 4 forwards and 4 backwards at least
 }
 
-// A profile whose peak is below what the run did (MFU above 100%) is named:
-// its percentages are not of this machine.
-TEST(CliTrain, APeakBelowTheMeasuredRateIsWarnedOf) {
+// A profile whose peak is below what the run did (MFU above 100%) is named,
+// as an error on the console and in the result: its percentages are not of
+// this machine. (The tests run on the profile's peak: PTDP_MEASURE_PEAK=0.)
+TEST(CliTrain, APeakBelowTheMeasuredRateIsAnError) {
   ScratchDir dir("low-peak");
   auto cfg = test::tiny_config_json();
   auto machine = nlohmann::json::parse(test::read_file(std::string(PTDP_SOURCE_DIR) + "/sweeps/machines/cpu-host.json"));
@@ -67,13 +68,19 @@ TEST(CliTrain, APeakBelowTheMeasuredRateIsWarnedOf) {
     return dir.write("c.json", cfg.dump()).string();
   };
   const std::string run = test::ptdp_cli() + " train --iterations 3 --config ";
-  auto r = test::run_command(run + config_with_peak(1e-9), dir);  // 1 kFLOP/s: any run is above it
-  ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.err.find("warning: HFU"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("re-measure its peak (sweeps/machines/cpu-host.json)"), std::string::npos) << r.err;
-  r = test::run_command(run + config_with_peak(1e6), dir);  // an exaFLOP/s core: no warning
+  auto r = test::run_command(run + config_with_peak(1e-9) + " --out r.json", dir);  // 1 kFLOP/s: any run is above it
+  ASSERT_EQ(r.status, 0) << r.err;  // the losses are sound: the figure drawn from the peak is what is wrong
+  EXPECT_NE(r.err.find("ptdp train: error: MFU "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("re-measure it (sweeps/machines/cpu-host.json"), std::string::npos) << r.err;
+  const auto j = nlohmann::json::parse(test::read_file(dir.path() / "r.json"));
+  ASSERT_EQ(j["hardware"]["errors"].size(), 1u) << j["hardware"].dump();
+  EXPECT_NE(j["hardware"]["errors"][0].get<std::string>().find("above 100%"), std::string::npos);
+  EXPECT_EQ(to_json(read_result(j)), j);
+  r = test::run_command(run + config_with_peak(1e6) + " --out s.json", dir);  // an exaFLOP/s core: no error
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("error"), std::string::npos) << r.err;
+  EXPECT_FALSE(nlohmann::json::parse(test::read_file(dir.path() / "s.json"))["hardware"].contains("errors"));
 }
 
 TEST(CliTrain, HeadsNotDivisibleByTpIsRefusedWithoutOutput) {
