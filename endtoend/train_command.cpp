@@ -182,7 +182,7 @@ Command add_train_command(CLI::App& app) {
       ->capture_default_str()
       ->check(integer_in(0, kMaxIterations));
   sub->add_option("--warmup", args->warmup, "Leading iterations left out of the timing statistics (fewer than "
-                                            "--iterations; not checked when it is 0)")
+                                            "--iterations; ignored with --iterations 0)")
       ->capture_default_str()
       ->check(integer_in(0, kMaxIterations));
   auto device = std::make_shared<std::string>("cpu");
