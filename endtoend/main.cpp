@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/config/data_root.h"
+#include "core/config/json_read.h"
 #include "core/results/build_info.h"
 #include "endtoend/commands.h"
 
@@ -32,6 +33,22 @@ int run_guarded(const ptdp::cli::Command& c) {
   return ptdp::cli::kExitFailed;
 }
 
+// The subcommand the command line names when it is none of ptdp's, else empty.
+// The main app takes no option with a value, so its first argument not
+// starting with '-' is the subcommand. Checked before CLI11 parses: CLI11 acts
+// on --help first, so `ptdp diff --help` would print the main help and exit 0.
+std::string unknown_subcommand(int argc, char** argv, const std::vector<ptdp::cli::Command>& commands) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--") return "";  // the rest are positionals, CLI11 refuses them
+    if (word.starts_with('-')) continue;
+    for (const auto& c : commands)
+      if (c.sub->get_name() == word) return "";
+    return word;
+  }
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -52,6 +69,11 @@ int main(int argc, char** argv) {
                                                     ptdp::cli::add_slice_command(app),
                                                     ptdp::cli::add_export_command(app),
                                                     ptdp::cli::add_accept_command(app)};
+  if (const std::string word = unknown_subcommand(argc, argv, commands); !word.empty()) {
+    std::fprintf(stderr, "ptdp: refused: unknown subcommand '%s' (ptdp --help lists them)\n",
+                 ptdp::cut_text(word, 40).c_str());
+    return ptdp::cli::kExitRefused;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -45,7 +45,8 @@ ConfigErrors check_save(const TrainArgs& a, int start) {
     e.push_back({"--save", "--save=" + a.save + " exists and is not a folder"});
     return e;
   }
-  const auto will_save = [&](int step) { return step > start && step <= a.iterations && saves_after(a, step); };
+  const int lowest = a.iterations == 0 ? 0 : start + 1;  // --iterations 0 saves step 0, the initial weights
+  const auto will_save = [&](int step) { return step >= lowest && step <= a.iterations && saves_after(a, step); };
   for (std::string& why : save_dir_problems(a.save, will_save)) e.push_back({"--save", std::move(why)});
   if (!a.overwrite && !continues_load(a) && holds_checkpoint(a.save))
     e.push_back({"--save", "--save=" + a.save + " holds another run's checkpoint; --overwrite replaces it once this "
@@ -107,9 +108,15 @@ int CheckpointRun::load() {
 }
 
 void CheckpointRun::after_iteration(int it) {
-  if (args_.save.empty() || !saves_after(args_, it + 1)) return;
-  saves_.push_back(
-      save_checkpoint(trainer_.training_state(), host_, args_.save, it + 1, {args_.keep, replace_}, data_));
+  if (!args_.save.empty() && saves_after(args_, it + 1)) save(it + 1);
+}
+
+void CheckpointRun::save_initial() {
+  if (!args_.save.empty()) save(0);
+}
+
+void CheckpointRun::save(int step) {
+  saves_.push_back(save_checkpoint(trainer_.training_state(), host_, args_.save, step, {args_.keep, replace_}, data_));
   replace_.clear();  // the other run's checkpoints went with this run's first durable save
   if (host_.rank() == 0)
     std::printf("ptdp train: saved %s (%.1f MiB in %.3f s)\n", saves_.back().folder.c_str(),

@@ -29,10 +29,14 @@ class CheckpointRun {
   int load();
   // After iteration `it` (0-based): saves when --save-every divides it + 1, or at the last iteration.
   void after_iteration(int it);
+  // --iterations 0: saves the weights as initialised, as step 0 (nothing when --save is not given).
+  void save_initial();
   // The figures of the saves and the load (nullopt when neither happened).
   std::optional<CheckpointMetrics> figures() const;
 
  private:
+  void save(int step);
+
   const TrainArgs& args_;
   Trainer& trainer_;
   Communicator& host_;

@@ -29,10 +29,26 @@ namespace ptdp::cli {
 
 namespace {
 
+// --iterations 0 runs no step: it only writes the initial weights, so it needs
+// --save or --export-hf, and has nothing to put in --out or --trace (a result
+// without iteration times or losses would read as a measurement).
+ConfigErrors check_initial_weights_args(const TrainArgs& a) {
+  ConfigErrors e;
+  if (a.iterations != 0) return e;
+  for (const auto& [option, value] : {std::pair{"--out", &a.out}, {"--trace", &a.trace}})
+    if (!value->empty())
+      e.push_back({option, std::string(option) + " has nothing to record: --iterations=0 runs no step (it writes "
+                           "the initial weights to --save or --export-hf)"});
+  if (a.save.empty() && a.export_hf.empty())
+    e.push_back({"--iterations", "--iterations=0 runs no step: it writes the initial weights, so name --save DIR "
+                                 "or --export-hf DIR"});
+  return e;
+}
+
 // Input problems beyond the config's own rules: options and device.
 ConfigErrors check_train_args(const TrainArgs& a, const Config& cfg) {
-  ConfigErrors e;
-  if (a.warmup >= a.iterations)
+  ConfigErrors e = check_initial_weights_args(a);
+  if (a.iterations > 0 && a.warmup >= a.iterations)
     e.push_back({"--warmup", "--warmup=" + std::to_string(a.warmup) + " must be in [0, --iterations) so that some "
                              "iterations are timed"});
   for (auto& err : check_runnable(a.device, cfg)) e.push_back(std::move(err));
@@ -183,11 +199,12 @@ Command add_train_command(CLI::App& app) {
                   "machine at hand (cpu-host, or the GPU's profile by its name)")
       ->required()
       ->check(CLI::ExistingFile);
-  sub->add_option("--iterations", args->iterations, "Iterations to run, warm-up included")
+  sub->add_option("--iterations", args->iterations, "Iterations to run, warm-up included; 0 runs none and writes "
+                                                    "the initial weights to --save (as step 0) or --export-hf")
       ->capture_default_str()
-      ->check(integer_in(1, kMaxIterations));
+      ->check(integer_in(0, kMaxIterations));
   sub->add_option("--warmup", args->warmup, "Leading iterations left out of the timing statistics (fewer than "
-                                            "--iterations)")
+                                            "--iterations; ignored with --iterations 0)")
       ->capture_default_str()
       ->check(integer_in(0, kMaxIterations));
   auto device = std::make_shared<std::string>("cpu");

@@ -121,6 +121,27 @@ void stage_hf_export(OutputFiles& files, const Config& cfg, const TrainArgs& arg
   stage_hf_gpt2_export(files, args.export_hf, full, cfg.model, fixed_batch(data, kHfCheckBatch, cfg.model.seq_len));
 }
 
+void print_hf_export(const TrainArgs& args) {
+  if (!args.export_hf.empty())
+    std::printf("ptdp train: Hugging Face GPT-2 (config.json, model.safetensors, %s) written to %s\n", kHfCheckFile,
+                args.export_hf.c_str());
+}
+
+// --iterations 0: no step runs; the weights as initialised (or as --init-hf
+// gave them) saved as step 0 and exported. No result: nothing was measured.
+int write_initial_weights(const Config& cfg, const TrainArgs& args, Trainer& trainer, Ops& ops,
+                          const ProcessGroups& groups, Communicator& world, const TokenSource& data,
+                          CheckpointRun& checkpoints) {
+  checkpoints.save_initial();
+  OutputFiles files;
+  if (!args.export_hf.empty()) stage_hf_export(files, cfg, args, trainer, ops, groups, world, data);
+  if (world.rank() != 0) return kExitOk;
+  files.commit();
+  std::printf("ptdp train: --iterations 0: no step run, the initial weights written\n");
+  print_hf_export(args);
+  return kExitOk;
+}
+
 }  // namespace
 
 std::optional<Fault> fault_of(const TrainArgs& args, int ranks) {
@@ -151,6 +172,7 @@ int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& wor
                 world.size() == 1 ? "" : "s", ops.name().c_str(), data->describe().c_str());
   CheckpointRun checkpoints(args, trainer, world, data->describe());
   const int first = checkpoints.load();
+  if (args.iterations == 0) return write_initial_weights(cfg, args, trainer, ops, groups, world, *data, checkpoints);
   IterationHooks h = hooks(cfg, args, world.rank(), fault);
   h.after = [&checkpoints, report = h.after](int it, const IterationRecord& rec) {
     report(it, rec);
@@ -187,9 +209,7 @@ int train_and_report(const Config& cfg, const TrainArgs& args, Communicator& wor
   files.commit();
   print_summary(result, args.out);
   print_stragglers(result);
-  if (!args.export_hf.empty())
-    std::printf("ptdp train: Hugging Face GPT-2 (config.json, model.safetensors, %s) written to %s\n", kHfCheckFile,
-                args.export_hf.c_str());
+  print_hf_export(args);
   return kExitOk;
 }
 

@@ -28,10 +28,11 @@ struct OptimizerConfig {
 
 // The field table of "optimizer" (core/config/field.h), in reading order. A
 // step of lr·(update) with lr above 1 moves weights by more than their scale:
-// nonsense, not a setting.
+// nonsense, not a setting. An lr of 0 leaves the weights as they are (weight
+// decay is scaled by lr too): a run that only evaluates.
 template <FieldsOf<OptimizerConfig> M, class Visit>
 void visit_fields(M& o, Visit&& v) {
-  v({.key = "lr", .description = "AdamW learning rate (constant)", .bound = interval(0, true, 1, false)}, o.lr);
+  v({.key = "lr", .description = "AdamW learning rate (constant)", .bound = interval(0, false, 1, false)}, o.lr);
   v({.key = "beta1", .description = "first-moment decay", .bound = interval(0, false, 1, true)}, o.beta1);
   v({.key = "beta2", .description = "second-moment decay", .bound = interval(0, false, 1, true)}, o.beta2);
   v({.key = "eps", .description = "denominator epsilon", .bound = interval(0, true, 1, false)}, o.eps);

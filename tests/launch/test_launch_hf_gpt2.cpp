@@ -1,5 +1,6 @@
 // `ptdp train --export-hf` under mpirun: four ranks (t = 2, p = 2) gather to
-// rank 0 the weights one rank trains, and write the same check loss.
+// rank 0 the weights one rank trains, and write the same check loss; with
+// --iterations 0 (no step) the initial weights, bit for bit, and a step-0 save.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -47,6 +48,25 @@ TEST(LaunchHfGpt2, FourRanksExportTheSingleRankWeights) {
     for (std::size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::abs(double{x[i]} - double{y[i]}));
     EXPECT_LE(worst, 1e-5) << name;
   }
+}
+
+// The initial weights do not depend on the layout (Philox by element of the
+// full parameter), so four ranks' --iterations 0 export is one rank's, byte for byte.
+TEST(LaunchHfGpt2, FourRanksExportTheInitialWeightsWithoutAStep) {
+  ScratchDir dir("launch-hf-initial");
+  const std::string train = test::ptdp_cli() + " train --iterations 0 --config ";
+  const auto a = test::run_command(train + hf_launch_config(dir, "one.json", nlohmann::json::object()).string() +
+                                       " --export-hf one",
+                                   dir);
+  ASSERT_EQ(a.status, 0) << a.err;
+  const auto b = test::run_command(std::string(PTDP_MPIRUN) + " -np 4 " + train +
+                                       hf_launch_config(dir, "many.json", {{"tp", 2}, {"pp", 2}}).string() +
+                                       " --export-hf many --save ck",
+                                   dir);
+  ASSERT_EQ(b.status, 0) << b.err;
+  EXPECT_TRUE(std::filesystem::is_regular_file(dir.path() / "ck" / "iter_0000000" / "manifest.json"));
+  for (const char* f : {kHfWeightsFile, kHfCheckFile})
+    EXPECT_EQ(test::read_file(dir.path() / "many" / f), test::read_file(dir.path() / "one" / f)) << f;
 }
 
 }  // namespace

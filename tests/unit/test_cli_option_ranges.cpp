@@ -26,7 +26,7 @@ std::vector<OptionCase> option_cases() {
       "sweep-slurm-point refused.json --out o.json --launcher srun";
   const std::string accept = "accept --machine no-such-profile --out out";
   return {
-      {train, "--iterations", {"0", "-1", "1000001", "4294967297", "nan", "1.5", "0x10"}, {"1", "1000000"}},
+      {train, "--iterations", {"-1", "1000001", "4294967297", "nan", "1.5", "0x10"}, {"0", "1000000"}},
       {train, "--warmup", {"-1", "1000001", "99999999999999999999"}, {"0", "1000000"}},
       {train, "--comm-timeout", {"0", "-1", "nan", "inf", "86401", "1e300", "1e400"}, {"0.001", "86400"}},
       {train, "--save-every", {"-1", "1000001", "4294967296"}, {"0", "1000000"}},

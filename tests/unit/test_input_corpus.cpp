@@ -89,7 +89,7 @@ const std::map<std::string, std::string>& expected() {
       {"config/hidden_overflows_double.json", "/model/hidden: the number 1e400 overflows a double"},
       {"config/machine_name_300_chars.json", "machine name must be a file name of letters, digits, '_', '-' and '.', not starting with '.', 1 to 100 characters (got 300: "},
       {"config/machine_name_with_slash.json", "machine name must be a file name"},
-      {"config/lr_1e308.json", "optimizer.lr=1e+308 must be in (0, 1]"},
+      {"config/lr_1e308.json", "optimizer.lr=1e+308 must be in [0, 1]"},
       {"config/tp_dp_65536.json", "plan.tp·plan.pp·plan.dp=4294967296 ranks must be at most 1048576"},
       {"config/hidden_2_pow_30.json", "model.hidden=1073741824 must be at most 1048576"},
       {"config/tp_wraps_uint64.json", "plan.tp is out of range for a 64-bit integer"},
@@ -219,7 +219,7 @@ TEST(InputCorpus, TheProgramExitsTwoOnBadConfigsAndProfiles) {
   const test::ScratchDir dir("corpus-config");
   const std::string c = corpus().string() + "/config/";
   expect_refused(dir, "project --config " + c + "hidden_overflows_double.json", "/model/hidden: the number 1e400 overflows");
-  expect_refused(dir, "train --config " + c + "lr_1e308.json", "optimizer.lr=1e+308 must be in (0, 1]");
+  expect_refused(dir, "train --config " + c + "lr_1e308.json", "optimizer.lr=1e+308 must be in [0, 1]");
   dir.write("deep.json", "{\"model\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
   expect_refused(dir, "project --config deep.json", "deep.json: /model/0/0/0/0/0/0");
   json cfg = test::tiny_config_json();
