@@ -4,7 +4,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -15,10 +17,29 @@
 
 namespace ptdp {
 
+// How the learning rate decays after the warmup (Megatron-LM's
+// --lr-decay-style); WSD holds lr, then anneals over the last
+// lr_wsd_decay_iters of the decay in the lr_wsd_decay_style.
+enum class LrDecayStyle : std::uint8_t { constant, linear, cosine, wsd };
+enum class WsdDecayStyle : std::uint8_t { exponential, linear, cosine, minus_sqrt };
+inline constexpr std::string_view kLrDecayStyleNames[] = {"constant", "linear", "cosine", "WSD"};
+inline constexpr std::string_view kWsdDecayStyleNames[] = {"exponential", "linear", "cosine", "minus_sqrt"};
+inline std::span<const std::string_view> spellings(LrDecayStyle) { return kLrDecayStyleNames; }
+inline std::span<const std::string_view> spellings(WsdDecayStyle) { return kWsdDecayStyleNames; }
+
 // Optimizer settings (optional "optimizer" section of a config file); each
-// field's JSON key, bound and meaning: visit_fields below.
+// field's JSON key, bound and meaning: visit_fields below. The learning-rate
+// schedule's fields carry Megatron-LM's names; lr_at (core/optim/lr_schedule.h)
+// reads them. The default is a constant lr with no warmup.
 struct OptimizerConfig {
   double lr = 1e-3;
+  double min_lr = 0;
+  double lr_warmup_init = 0;
+  int lr_warmup_iters = 0;
+  int lr_decay_iters = 0;
+  LrDecayStyle lr_decay_style = LrDecayStyle::constant;
+  int lr_wsd_decay_iters = 0;
+  WsdDecayStyle lr_wsd_decay_style = WsdDecayStyle::exponential;
   double beta1 = 0.9;
   double beta2 = 0.95;
   double eps = 1e-8;
@@ -29,10 +50,30 @@ struct OptimizerConfig {
 // The field table of "optimizer" (core/config/field.h), in reading order. A
 // step of lr·(update) with lr above 1 moves weights by more than their scale:
 // nonsense, not a setting. An lr of 0 leaves the weights as they are (weight
-// decay is scaled by lr too): a run that only evaluates.
+// decay is scaled by lr too): a run that only evaluates. The rules across the
+// schedule's fields (min_lr <= lr, decay ends after the warmup, ...) are validate()'s.
 template <FieldsOf<OptimizerConfig> M, class Visit>
 void visit_fields(M& o, Visit&& v) {
-  v({.key = "lr", .description = "AdamW learning rate (constant)", .bound = interval(0, false, 1, false)}, o.lr);
+  const bool decays = o.lr_decay_style != LrDecayStyle::constant;
+  const bool wsd = o.lr_decay_style == LrDecayStyle::wsd;
+  v({.key = "lr", .description = "AdamW peak learning rate: reached after the warmup, held by the constant style",
+     .bound = interval(0, false, 1, false)}, o.lr);
+  v({.key = "min_lr", .description = "learning rate the decay ends at, held after lr_decay_iters",
+     .bound = interval(0, false, 1, false)}, o.min_lr);
+  v({.key = "lr_warmup_init", .description = "learning rate of iteration 0, rising linearly to lr over the warmup",
+     .bound = interval(0, false, 1, false)}, o.lr_warmup_init);
+  v({.key = "lr_warmup_iters", .description = "iterations of linear warmup from lr_warmup_init to lr",
+     .bound = count(kMaxSize, "no warmup")}, o.lr_warmup_iters);
+  v({.key = "lr_decay_style", .description = "after the warmup: constant, linear, cosine or WSD (warmup-stable-decay)"},
+    o.lr_decay_style);
+  v({.key = "lr_decay_iters", .description = "iteration (from 0, warmup included) at which the decay reaches min_lr",
+     .bound = count(kMaxSize), .when = "lr_decay_style is not \"constant\"",
+     .applies = decays}, o.lr_decay_iters);
+  v({.key = "lr_wsd_decay_iters", .description = "WSD: iterations of the anneal that ends at lr_decay_iters",
+     .bound = count(kMaxSize), .when = "lr_decay_style is \"WSD\"", .applies = wsd},
+    o.lr_wsd_decay_iters);
+  v({.key = "lr_wsd_decay_style", .description = "WSD: the anneal's shape: exponential, linear, cosine or minus_sqrt"},
+    o.lr_wsd_decay_style);
   v({.key = "beta1", .description = "first-moment decay", .bound = interval(0, false, 1, true)}, o.beta1);
   v({.key = "beta2", .description = "second-moment decay", .bound = interval(0, false, 1, true)}, o.beta2);
   v({.key = "eps", .description = "denominator epsilon", .bound = interval(0, true, 1, false)}, o.eps);

@@ -47,13 +47,13 @@ class Rules {
     at_most(field, n, b.max);
   }
   void fail(const std::string& field, const std::string& message) { errors_.push_back({field, message}); }
-
- private:
   static std::string text(double x) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.6g", x);
     return buf;
   }
+
+ private:
 
   ConfigErrors& errors_;
 };
@@ -196,6 +196,35 @@ void check_schedule(const Plan& p, Rules& r) {
                                 " to be a multiple of plan.pp=" + std::to_string(p.pp));
 }
 
+// The learning-rate schedule's rules across fields (Megatron-LM asserts the
+// same): it starts at or below lr and ends at or below it, the decay ends after
+// the warmup, the WSD anneal fits in the decay, and no decay length is given
+// to a style that would ignore it.
+void check_lr_schedule(const OptimizerConfig& o, Rules& r) {
+  if (o.min_lr > o.lr)
+    r.fail("optimizer.min_lr", "optimizer.min_lr=" + Rules::text(o.min_lr) + " must be at most optimizer.lr=" + Rules::text(o.lr));
+  if (o.lr_warmup_init > o.lr)
+    r.fail("optimizer.lr_warmup_init",
+           "optimizer.lr_warmup_init=" + Rules::text(o.lr_warmup_init) + " must be at most optimizer.lr=" + Rules::text(o.lr));
+  const bool decays = o.lr_decay_style != LrDecayStyle::constant, wsd = o.lr_decay_style == LrDecayStyle::wsd;
+  const std::string style = "optimizer.lr_decay_style=\"" + spelling(o.lr_decay_style) + "\"";
+  if (!decays && o.lr_decay_iters != 0)
+    r.fail("optimizer.lr_decay_iters", "optimizer.lr_decay_iters=" + std::to_string(o.lr_decay_iters) +
+                                           " has no effect with " + style + ": name a decay style or leave it out");
+  if (decays && o.lr_decay_iters > 0 && o.lr_decay_iters <= o.lr_warmup_iters)
+    r.fail("optimizer.lr_decay_iters", "optimizer.lr_decay_iters=" + std::to_string(o.lr_decay_iters) +
+                                           " must be above optimizer.lr_warmup_iters=" +
+                                           std::to_string(o.lr_warmup_iters) + " (the decay follows the warmup)");
+  if (!wsd && o.lr_wsd_decay_iters != 0)
+    r.fail("optimizer.lr_wsd_decay_iters", "optimizer.lr_wsd_decay_iters=" + std::to_string(o.lr_wsd_decay_iters) +
+                                               " has no effect with " + style + ": it needs \"WSD\"");
+  const int decay_span = o.lr_decay_iters - o.lr_warmup_iters;
+  if (wsd && o.lr_wsd_decay_iters > 0 && decay_span > 0 && o.lr_wsd_decay_iters > decay_span)
+    r.fail("optimizer.lr_wsd_decay_iters",
+           "optimizer.lr_wsd_decay_iters=" + std::to_string(o.lr_wsd_decay_iters) +
+               " must be at most optimizer.lr_decay_iters - optimizer.lr_warmup_iters = " + std::to_string(decay_span));
+}
+
 // A band's source says where its expected value comes from: not blank.
 void check_sources(const std::string& at, const std::map<std::string, AcceptanceBand>& bands, Rules& r) {
   for (const auto& [metric, band] : bands)
@@ -215,6 +244,7 @@ ConfigErrors validate(const Config& c, int world_size) {
   check_splits(c.model, c.plan, r);
   check_schedule(c.plan, r);
   check_fields(c.optimizer, "optimizer", r);
+  check_lr_schedule(c.optimizer, r);
   if (world_size > 0 && c.plan.world_size() != world_size)
     r.fail("plan.tp·plan.pp·plan.dp",
            "plan.tp·plan.pp·plan.dp = " + std::to_string(c.plan.world_size()) +

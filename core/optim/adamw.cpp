@@ -28,10 +28,10 @@ AdamW::AdamW(Ops& ops, std::vector<AdamWTarget> targets, const OptimizerConfig& 
 
 AdamW::AdamW(Ops& ops, const ParamList& params, const OptimizerConfig& cfg) : AdamW(ops, whole(params), cfg) {}
 
-void AdamW::step() {
+void AdamW::step(double lr) {
   ++step_;
   AdamWParams hp;
-  hp.lr = static_cast<float>(cfg_.lr);
+  hp.lr = static_cast<float>(lr);
   hp.beta1 = static_cast<float>(cfg_.beta1);
   hp.beta2 = static_cast<float>(cfg_.beta2);
   hp.eps = static_cast<float>(cfg_.eps);

@@ -22,8 +22,9 @@ class AdamW {
   // Every parameter whole, with its gradient.
   AdamW(Ops& ops, const ParamList& params, const OptimizerConfig& cfg);
 
-  // One update from the (reduced, clipped) gradients; copies masters to weights.
-  void step();
+  // One update with learning rate `lr` (lr_at, core/optim/lr_schedule.h) from
+  // the (reduced, clipped) gradients; copies masters to weights.
+  void step(double lr);
   int steps_taken() const { return step_; }
   // Bytes of optimizer state on this rank (moments and masters).
   std::int64_t state_bytes() const;

@@ -60,8 +60,8 @@ double DistributedOptimizer::grad_norm(Communicator& model_parallel) {
 
 // The updated fp32 owned weights replace the owned gradients (spent), then
 // each bucket's blocks are gathered into the gradient buffer: (c/d) → (c).
-void DistributedOptimizer::step() {
-  adamw_->step();
+void DistributedOptimizer::step(double lr) {
+  adamw_->step(lr);
   for (std::size_t i = 0; i < pieces_.size(); ++i) {
     Tensor dst = owned_.rows(pieces_[i].owned_offset, pieces_[i].count);
     ops_.copy(adamw_->master(i), dst);

@@ -45,8 +45,8 @@ class DistributedOptimizer {
   // The global gradient norm from the owned pieces (counted ones), summed over
   // dp and then `model_parallel`.
   double grad_norm(Communicator& model_parallel);
-  // The step on the owned pieces, then the gather's launch.
-  void step();
+  // The step (learning rate `lr`) on the owned pieces, then the gather's launch.
+  void step(double lr);
   // Waits for the gather and copies the weights into the parameters (no-op when none is pending).
   void finish_param_gather();
 

@@ -32,7 +32,7 @@ RunResult every_figure() {
   RunResult r;
   r.config.machine.peak_tflops[to_string(r.config.plan.precision)] = 1;
   r.config.machine.sources["peak_tflops"] = "every_figure";
-  r.iteration_s = r.loss = r.grad_norm = {1};
+  r.iteration_s = r.loss = r.grad_norm = r.lr = {1};
   r.bubble.measured = r.bubble.simulated = r.bubble.idle_share = 1;
   r.bubble.measured_per_stage = r.bubble.simulated_per_stage = r.bubble.measured_per_rank = {1};
   r.memory.model_per_stage.resize(1);

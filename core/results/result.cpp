@@ -59,6 +59,7 @@ json metrics_json(const RunResult& r) {
   m["communication"] = r.communication ? to_json(*r.communication) : json(nullptr);
   m["loss"] = or_null(r.loss);
   m["grad_norm"] = or_null(r.grad_norm);
+  m["lr"] = or_null(r.lr);
   m["checkpoint"] = r.checkpoint ? to_json(*r.checkpoint) : json(nullptr);
   return m;
 }

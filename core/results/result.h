@@ -76,7 +76,9 @@ struct RunResult {
   MemoryFigures memory;
   std::optional<Breakdown> breakdown;
   std::optional<CommunicationFigures> communication;
-  std::vector<double> loss, grad_norm;
+  // Every iteration's loss, gradient norm and the learning rate it stepped
+  // with (measured runs; empty, written null, where not known: projections).
+  std::vector<double> loss, grad_norm, lr;
   std::optional<CheckpointMetrics> checkpoint;  // size, save and load (checkpoint_metrics.h)
   // Measured runs: each world rank's place and own figures ("ranks", with the
   // "stragglers" summary drawn from them) and the hardware found ("hardware").

@@ -97,6 +97,7 @@ void read_metrics(const JsonAt& m, RunResult& r) {
   r.communication = communication_of(m);
   r.loss = array_or_null<double>(m, "loss");
   r.grad_norm = array_or_null<double>(m, "grad_norm");
+  r.lr = array_or_null<double>(m, "lr");
   if (const auto c = m.find("checkpoint")) r.checkpoint = checkpoint_metrics_of(*c);
 }
 

@@ -37,8 +37,9 @@ Executor::Executor(const Config& cfg, Ops& ops, RankModel& model, AdamW& optimiz
 // Outside: Trainer::step's barrier before run() (all ranks start the clock
 // together) and its host all-reduces of the time and loss after it. Pipeline
 // receives wait on the host only on host backends (Request::order_before_use).
-IterationResult Executor::run(const Program& program, std::int64_t first_sample) {
+IterationResult Executor::run(const Program& program, std::int64_t first_sample, double lr) {
   first_sample_ = first_sample;
+  lr_ = lr;
   finish_param_gather();  // before zero_grads: the gather lands in the gradient buffer
   model_.zero_grads();
   plan_reduction(program);
@@ -305,10 +306,10 @@ void Executor::optimizer_step(IterationResult& result) {
   Tensor grads = sharded_ ? sharded_->owned_grads() : model_.grad_buffer();
   if (factor != 1.0) ops_.scale(grads, factor);
   if (!sharded_) {
-    optimizer_.step();
+    optimizer_.step(lr_);
     return;
   }
-  sharded_->step();
+  sharded_->step(lr_);
   if (!cfg_.plan.overlap_param_gather) sharded_->finish_param_gather();
 }
 

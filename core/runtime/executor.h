@@ -49,8 +49,9 @@ class Executor {
   // (>= 1) times its own time, the rest spent sleeping inside it.
   void set_compute_slowdown(double factor) { compute_slowdown_ = factor; }
 
-  // Runs `program` for the iteration whose first global sample is `first_sample`.
-  IterationResult run(const Program& program, std::int64_t first_sample);
+  // Runs `program` for the iteration whose first global sample is
+  // `first_sample`, its optimizer step at learning rate `lr`.
+  IterationResult run(const Program& program, std::int64_t first_sample, double lr);
 
  private:
   // What one (micro-batch, chunk) holds between instructions.
@@ -96,6 +97,7 @@ class Executor {
   ProcessGroups& groups_;
   const TokenSource& data_;
   std::int64_t first_sample_ = 0;
+  double lr_ = 0;  // this iteration's learning rate (run's argument)
   std::map<std::pair<int, int>, Slot> slots_;
   // Zero bubble: per (mb, chunk), the weight-gradient GEMMs from its B to its
   // W (outlives the slot, which send_backward frees).

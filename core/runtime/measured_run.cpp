@@ -125,6 +125,7 @@ TrainSeries run_iterations(Trainer& trainer, Communicator& world, int iterations
     hooks.after(it, rec);
     s.loss.push_back(rec.loss);
     s.grad_norm.push_back(rec.grad_norm);
+    s.lr.push_back(rec.lr);
     if (it < warmup) continue;
     s.seconds.push_back(rec.seconds);
     s.own_seconds.push_back(rec.own_seconds);
@@ -155,6 +156,7 @@ RunResult measured_result(const Config& cfg, const TrainSeries& series, const Pr
   r.iteration_s = series.seconds;
   r.loss = series.loss;
   r.grad_norm = series.grad_norm;
+  r.lr = series.lr;
   const Plan& p = cfg.plan;  // every stage's instruction list, for the memory model and the replay
   const auto programs = build_pipeline(p.schedule, p.pp, p.micro_batches(), p.virtual_stages);
   r.memory = memory_figures(cfg, programs, groups, backend, world);

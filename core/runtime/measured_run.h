@@ -19,7 +19,7 @@ namespace ptdp {
 struct TrainSeries {
   std::vector<double> seconds;             // timed iterations (after the warm-up), slowest rank's
   std::vector<double> own_seconds;         // the same iterations' wall time on this rank
-  std::vector<double> loss, grad_norm;     // every iteration
+  std::vector<double> loss, grad_norm, lr; // every iteration (lr: the learning rate it stepped with)
   std::vector<double> bubble, idle_share;  // per world rank, means over the timed iterations
   std::vector<double> compute, comm_wait;  // likewise (time_split in timeline.h)
   Timeline last_timeline;                  // all ranks' events of the last timed iteration

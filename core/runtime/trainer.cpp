@@ -3,6 +3,7 @@
 
 #include <chrono>
 
+#include "core/optim/lr_schedule.h"
 #include "core/schedule/registry.h"
 
 namespace ptdp {
@@ -40,7 +41,8 @@ TrainingState Trainer::training_state() {
 IterationRecord Trainer::step(int iteration) {
   groups_.world->barrier();
   const auto t0 = std::chrono::steady_clock::now();
-  IterationResult r = executor_->run(program_, static_cast<std::int64_t>(iteration) * cfg_.plan.global_batch);
+  const double lr = lr_at(cfg_.optimizer, iteration);
+  IterationResult r = executor_->run(program_, static_cast<std::int64_t>(iteration) * cfg_.plan.global_batch, lr);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   last_timeline_ = std::move(r.timeline);
   IterationRecord rec;
@@ -54,6 +56,7 @@ IterationRecord Trainer::step(int iteration) {
   rec.grad_norm = r.grad_norm;
   rec.skipped = r.skipped;
   rec.loss_scale = r.loss_scale;
+  rec.lr = lr;
   return rec;
 }
 

@@ -16,6 +16,7 @@ struct IterationRecord {
   double grad_norm = 0;  // global gradient norm before clipping
   bool skipped = false;  // fp16 overflow skipped the optimizer step
   double loss_scale = 1;
+  double lr = 0;         // the learning rate the optimizer stepped with (lr_at)
 };
 
 // Sets the model's starting weights (an import), after the seeded

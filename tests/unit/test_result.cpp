@@ -30,6 +30,7 @@ TEST(Result, ProjectedResultHasEveryKeyOfTheMeasuredOne) {
   EXPECT_EQ(m["memory_bytes"]["per_stage"]["model"].size(), 4u);
   EXPECT_TRUE(m["memory_bytes"]["peak_measured"].is_null());
   EXPECT_TRUE(m["communication"].is_null());
+  EXPECT_TRUE(m["loss"].is_null() && m["lr"].is_null());  // a projection knows no per-iteration figures
   EXPECT_GT(m["breakdown_s"]["compute"].get<double>(), 0);
   // peak_model is the largest stage; stage 0 holds the most micro-batches in flight under 1F1B.
   EXPECT_EQ(m["memory_bytes"]["peak_model"], m["memory_bytes"]["per_stage"]["model"][0]["total"]);
@@ -47,6 +48,7 @@ TEST(Result, ReaderTakesAResultBackWhole) {
   r.memory.device_per_rank["pool_used_peak"] = {5, 6, 7, 8};
   r.communication = CommunicationFigures{1, 2, 3, 4};
   r.loss = {3.0, 2.5};
+  r.lr = {0.0, 0.001};
   r.projected = std::make_shared<RunResult>(projected_result(c, project(c, nullptr), nullptr));
   r.extra["timeline"] = "trace.json";
   const nlohmann::json j = to_json(r);
@@ -54,6 +56,7 @@ TEST(Result, ReaderTakesAResultBackWhole) {
   EXPECT_EQ(back.mode, ResultMode::measured);
   EXPECT_EQ(back.config.plan.pp, 4);
   EXPECT_DOUBLE_EQ(back.median_iteration_s(), 0.5);
+  EXPECT_EQ(back.lr, r.lr);
   ASSERT_TRUE(back.projected);
   ASSERT_TRUE(back.projected->expected_error && back.projected->sensitivity);  // in the "projected" block
   EXPECT_TRUE(j["projected"].contains("expected_error") && j["projected"].contains("sensitivity"));
