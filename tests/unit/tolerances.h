@@ -48,4 +48,12 @@ inline constexpr Tol kReassocF32{1e-5, 1e-5};
 // OpenBLAS's SkylakeX kernels: 1.5e-6.
 inline constexpr double kReblockF32Rel = 1e-5;
 
+// An fp32 fast path (core/kernels/cpu/*_vector.cpp, *_blas.cpp) vs the float64
+// reference kernel on the same inputs. Lane sums over n ≤ 256 terms add n/16
+// terms a lane then 16 lanes: (n/16 + 16)·u·Σ|terms| ≤ 32 · 6e-8 · Σ|terms|; with
+// Σ|terms| ≲ 4 (unit-scale data, normalised by n) that is 7.7e-6. BLAS attention
+// sums ≤ 160 products a dot (order unknown): 160 · 6e-8 · Σ|p·v| (Σp = 1,
+// |v| ≲ 2 at σ = 0.5) ≈ 1.9e-5, and dS adds a second such sum. 4e-5 covers both.
+inline constexpr Tol kFastF32{4e-5, 4e-5};
+
 }  // namespace ptdp::test

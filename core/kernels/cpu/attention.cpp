@@ -1,10 +1,10 @@
 // Causal self-attention core, fp32 reference (see attention.h).
 // Letters: b micro-batch, s sequence, a query heads, g kv heads, d head dim
 // (head_dim in the code).
-// q, dq (b, s, a, d); kv, dkv (b, s, g, 2, d); out, dout (b, s, a, d); probs (b, a, s, s).
-// One (batch, query head) is a strided view: the kernels below see only offsets
-// and row strides.
+// Layouts and the view of one (batch, query head): attention_head.h.
 #include "core/kernels/cpu/attention.h"
+
+#include "core/kernels/cpu/attention_head.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,23 +12,6 @@
 
 namespace ptdp::cpu {
 namespace {
-
-// Offsets of position 0 and strides between consecutive positions of one
-// (batch, query head) in q (and dq), k, v (and dk, dv), out and probs.
-struct Head {
-  std::int64_t q0, q_row;     // query
-  std::int64_t k0, v0, kv_row;  // its key and value
-  std::int64_t out0, out_row;
-  std::int64_t probs0;
-};
-
-Head gqa_head(std::int64_t ib, std::int64_t ih, std::int64_t s, std::int64_t a, std::int64_t g,
-              std::int64_t head_dim) {
-  const std::int64_t j = ih / (a / g);  // the kv head this query head reads
-  const std::int64_t k0 = (ib * s * g + j) * 2 * head_dim;
-  const std::int64_t q0 = (ib * s * a + ih) * head_dim, q_row = a * head_dim;  // out has q's layout
-  return {q0, q_row, k0, k0 + head_dim, g * 2 * head_dim, q0, q_row, (ib * a + ih) * s * s};
-}
 
 template <class T>
 T dot(const T* x, const T* y, std::int64_t n) {
@@ -39,7 +22,7 @@ T dot(const T* x, const T* y, std::int64_t n) {
 
 // One query row t: p[0..t] = softmax(q_t·k_u / sqrt(d)), p[t+1..s) = 0; o = Σ_u p[u] v_u.
 template <class T>
-void forward_row(const T* q, const T* kv, const Head& hv, std::int64_t s, std::int64_t head_dim, std::int64_t t, T* p,
+void forward_row(const T* q, const T* kv, const AttentionHead& hv, std::int64_t s, std::int64_t head_dim, std::int64_t t, T* p,
                  T* o) {
   const T scale = T(1) / std::sqrt(static_cast<T>(head_dim));
   const T* qt = q + hv.q0 + t * hv.q_row;
@@ -65,7 +48,7 @@ void forward_row(const T* q, const T* kv, const Head& hv, std::int64_t s, std::i
 // One (batch, query head): dV = Pᵀ dO; dP = dO Vᵀ; dS = P ∘ (dP − rowsum(dP ∘ P));
 // dQ = dS K / sqrt(d); dK = dSᵀ Q / sqrt(d). Adds into dq, dkv (zeroed by the caller).
 template <class T>
-void backward_head(const T* dout, const T* q, const T* kv, const T* probs, const Head& hv, std::int64_t s,
+void backward_head(const T* dout, const T* q, const T* kv, const T* probs, const AttentionHead& hv, std::int64_t s,
                    std::int64_t head_dim, T* dq, T* dkv, std::vector<T>& ds) {
   const T scale = T(1) / std::sqrt(static_cast<T>(head_dim));
   for (std::int64_t t = 0; t < s; ++t) {
@@ -97,7 +80,7 @@ void attention_forward(const T* q, const T* kv, std::int64_t b, std::int64_t s, 
                        std::int64_t head_dim, T* out, T* probs) {
   for (std::int64_t ib = 0; ib < b; ++ib)
     for (std::int64_t ih = 0; ih < a; ++ih) {
-      const Head hv = gqa_head(ib, ih, s, a, g, head_dim);
+      const AttentionHead hv = attention_head(ib, ih, s, a, g, head_dim);
       for (std::int64_t t = 0; t < s; ++t)
         forward_row(q, kv, hv, s, head_dim, t, probs + hv.probs0 + t * s, out + hv.out0 + t * hv.out_row);
     }
@@ -111,7 +94,7 @@ void attention_backward(const T* dout, const T* q, const T* kv, const T* probs, 
   std::vector<T> ds(static_cast<std::size_t>(s));
   for (std::int64_t ib = 0; ib < b; ++ib)
     for (std::int64_t ih = 0; ih < a; ++ih)
-      backward_head(dout, q, kv, probs, gqa_head(ib, ih, s, a, g, head_dim), s, head_dim, dq, dkv, ds);
+      backward_head(dout, q, kv, probs, attention_head(ib, ih, s, a, g, head_dim), s, head_dim, dq, dkv, ds);
 }
 
 #define PTDP_INSTANTIATE(T)                                                                                 \

@@ -1,21 +1,20 @@
-// CpuOps: shape checks, then the fp32 reference kernels of core/kernels/cpu.
+// CpuOps: shape checks, then the kernels of core/kernels/cpu: the fp32 fast
+// paths where one exists (attention on BLAS, vectorized rows), else the reference.
 #include "core/kernels/cpu/cpu_ops.h"
 
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 
-#include "core/kernels/cpu/adamw.h"
-#include "core/kernels/cpu/attention.h"
-#include "core/kernels/cpu/bias.h"
+#include "core/kernels/cpu/adamw_vector.h"
+#include "core/kernels/cpu/attention_blas.h"
 #include "core/kernels/cpu/cross_entropy.h"
-#include "core/kernels/cpu/elementwise.h"
+#include "core/kernels/cpu/cross_entropy_vector.h"
+#include "core/kernels/cpu/elementwise_vector.h"
 #include "core/kernels/cpu/embedding.h"
-#include "core/kernels/cpu/layernorm.h"
 #include "core/kernels/cpu/linear.h"
-#include "core/kernels/cpu/rmsnorm.h"
 #include "core/kernels/cpu/rope.h"
-#include "core/kernels/cpu/swiglu.h"
+#include "core/kernels/cpu/norm_vector.h"
 
 namespace ptdp {
 
@@ -78,14 +77,14 @@ void CpuOps::position_backward(const Tensor& dx, Tensor& dwpe) {
 void CpuOps::layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
                                Tensor& mean, Tensor& rstd) {
   expect(gamma.numel() == x.dim(-1), "layernorm_forward", "gamma is not (h)");
-  cpu::layernorm_forward(f(x), f(gamma), f(beta), rows(x), x.dim(-1), static_cast<float>(kLayerNormEps), f(y),
+  cpu::layernorm_forward_vector(f(x), f(gamma), f(beta), rows(x), x.dim(-1), static_cast<float>(kLayerNormEps), f(y),
                          f(mean), f(rstd));
 }
 
 void CpuOps::layernorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
                                 const Tensor& mean, const Tensor& rstd, Tensor& dx, Tensor& dgamma,
                                 Tensor& dbeta) {
-  cpu::layernorm_backward(f(dy), f(x), f(gamma), f(mean), f(rstd), rows(x), x.dim(-1), f(dx), f(dgamma),
+  cpu::layernorm_backward_vector(f(dy), f(x), f(gamma), f(mean), f(rstd), rows(x), x.dim(-1), f(dx), f(dgamma),
                           f(dbeta));
 }
 
@@ -101,21 +100,21 @@ void CpuOps::linear_backward(const Tensor& dy, const Tensor& x, const Tensor& w,
   cpu::linear_backward(f(dy), f(x), f(w), rows(x), w.dim(1), w.dim(0), opt(dx), opt(dw), opt(dbias));
 }
 
-void CpuOps::bias_add(Tensor& y, const Tensor& bias) { cpu::bias_add(f(y), f(bias), rows(y), y.dim(-1)); }
+void CpuOps::bias_add(Tensor& y, const Tensor& bias) { cpu::bias_add_vector(f(y), f(bias), rows(y), y.dim(-1)); }
 void CpuOps::bias_backward(const Tensor& dy, Tensor& dbias) {
-  cpu::bias_backward(f(dy), rows(dy), dy.dim(-1), f(dbias));
+  cpu::bias_backward_vector(f(dy), rows(dy), dy.dim(-1), f(dbias));
 }
 
-void CpuOps::gelu_forward(const Tensor& x, Tensor& y) { cpu::gelu_forward(f(x), x.numel(), f(y)); }
+void CpuOps::gelu_forward(const Tensor& x, Tensor& y) { cpu::gelu_forward_vector(f(x), x.numel(), f(y)); }
 void CpuOps::gelu_backward(const Tensor& dy, const Tensor& x, Tensor& dx) {
-  cpu::gelu_backward(f(dy), f(x), x.numel(), f(dx));
+  cpu::gelu_backward_vector(f(dy), f(x), x.numel(), f(dx));
 }
 void CpuOps::add(const Tensor& a, const Tensor& b, Tensor& out) {
   expect(a.numel() == b.numel() && a.numel() == out.numel(), "add", "sizes differ");
-  cpu::add(f(a), f(b), a.numel(), f(out));
+  cpu::add_vector(f(a), f(b), a.numel(), f(out));
 }
-void CpuOps::scale(Tensor& x, double alpha) { cpu::scale(f(x), x.numel(), static_cast<float>(alpha)); }
-double CpuOps::sum_squares(const Tensor& x) { return cpu::sum_squares(f(x), x.numel()); }
+void CpuOps::scale(Tensor& x, double alpha) { cpu::scale_vector(f(x), x.numel(), static_cast<float>(alpha)); }
+double CpuOps::sum_squares(const Tensor& x) { return cpu::sum_squares_vector(f(x), x.numel()); }
 
 // q (b, s, a, d), kv (b, s, g, 2, d) -> out (b, s, a, d); returns probs (b, a, s, s).
 Tensor CpuOps::attention_forward(const Tensor& q, const Tensor& kv, Tensor& out) {
@@ -124,34 +123,34 @@ Tensor CpuOps::attention_forward(const Tensor& q, const Tensor& kv, Tensor& out)
          "attention_forward", "q " + shape_string(q.shape()) + ", kv " + shape_string(kv.shape()));
   const std::int64_t b = q.dim(0), s = q.dim(1), a = q.dim(2), head_dim = q.dim(3);
   Tensor probs = empty({b, a, s, s}, DType::f32);
-  cpu::attention_forward(f(q), f(kv), b, s, a, kv.dim(2), head_dim, f(out), f(probs));
+  cpu::attention_forward_blas(f(q), f(kv), b, s, a, kv.dim(2), head_dim, f(out), f(probs));
   return probs;
 }
 
 void CpuOps::attention_backward(const Tensor& dout, const Tensor& q, const Tensor& kv, const Tensor&,
                                 const Tensor& saved, Tensor& dq, Tensor& dkv) {
   expect(dq.numel() == q.numel() && dkv.numel() == kv.numel(), "attention_backward", "dq or dkv size");
-  cpu::attention_backward(f(dout), f(q), f(kv), f(saved), q.dim(0), q.dim(1), q.dim(2), kv.dim(2), q.dim(3),
-                          f(dq), f(dkv));
+  cpu::attention_backward_blas(f(dout), f(q), f(kv), f(saved), q.dim(0), q.dim(1), q.dim(2), kv.dim(2),
+                               q.dim(3), f(dq), f(dkv));
 }
 
 void CpuOps::rmsnorm_forward(const Tensor& x, const Tensor& gamma, Tensor& y, Tensor& rstd) {
   expect(gamma.numel() == x.dim(-1), "rmsnorm_forward", "gamma is not (h)");
-  cpu::rmsnorm_forward(f(x), f(gamma), rows(x), x.dim(-1), static_cast<float>(kLayerNormEps), f(y), f(rstd));
+  cpu::rmsnorm_forward_vector(f(x), f(gamma), rows(x), x.dim(-1), static_cast<float>(kLayerNormEps), f(y), f(rstd));
 }
 
 void CpuOps::rmsnorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& rstd,
                               Tensor& dx, Tensor& dgamma) {
-  cpu::rmsnorm_backward(f(dy), f(x), f(gamma), f(rstd), rows(x), x.dim(-1), f(dx), f(dgamma));
+  cpu::rmsnorm_backward_vector(f(dy), f(x), f(gamma), f(rstd), rows(x), x.dim(-1), f(dx), f(dgamma));
 }
 
 void CpuOps::swiglu_forward(const Tensor& pre, Tensor& y) {
   expect(pre.dim(-1) == 2 * y.dim(-1) && rows(pre) == rows(y), "swiglu_forward", "pre is not (n, 2f)");
-  cpu::swiglu_forward(f(pre), rows(pre), y.dim(-1), f(y));
+  cpu::swiglu_forward_vector(f(pre), rows(pre), y.dim(-1), f(y));
 }
 
 void CpuOps::swiglu_backward(const Tensor& dy, const Tensor& pre, Tensor& dpre) {
-  cpu::swiglu_backward(f(dy), f(pre), rows(pre), dy.dim(-1), f(dpre));
+  cpu::swiglu_backward_vector(f(dy), f(pre), rows(pre), dy.dim(-1), f(dpre));
 }
 
 // q (b, s, a, d) and the k half of kv (b, s, g, 2, d).
@@ -168,10 +167,10 @@ void CpuOps::rope_backward(Tensor& dq, Tensor& dkv, double theta) {
 }
 
 void CpuOps::ce_row_max(const Tensor& logits, Tensor& row_max) {
-  cpu::ce_row_max(f(logits), rows(logits), logits.dim(-1), f(row_max));
+  cpu::ce_row_max_vector(f(logits), rows(logits), logits.dim(-1), f(row_max));
 }
 void CpuOps::ce_row_sum_exp(const Tensor& logits, const Tensor& row_max, Tensor& sum_exp) {
-  cpu::ce_row_sum_exp(f(logits), rows(logits), logits.dim(-1), f(row_max), f(sum_exp));
+  cpu::ce_row_sum_exp_vector(f(logits), rows(logits), logits.dim(-1), f(row_max), f(sum_exp));
 }
 void CpuOps::ce_target_logit(const Tensor& logits, const Tensor& targets, std::int64_t vocab_start,
                              Tensor& target_logit) {
@@ -182,12 +181,12 @@ void CpuOps::ce_loss(const Tensor& row_max, const Tensor& sum_exp, const Tensor&
 }
 void CpuOps::ce_backward(const Tensor& logits, const Tensor& targets, const Tensor& row_max,
                          const Tensor& sum_exp, std::int64_t vocab_start, double scale, Tensor& dlogits) {
-  cpu::ce_backward(f(logits), ids(targets), f(row_max), f(sum_exp), rows(logits), logits.dim(-1), vocab_start,
+  cpu::ce_backward_vector(f(logits), ids(targets), f(row_max), f(sum_exp), rows(logits), logits.dim(-1), vocab_start,
                    static_cast<float>(scale), f(dlogits));
 }
 
 void CpuOps::adamw_step(Tensor& master, const Tensor& grad, Tensor& m, Tensor& v, const AdamWParams& hp) {
-  cpu::adamw_step(f(master), f(grad), f(m), f(v), master.numel(), hp);
+  cpu::adamw_step_vector(f(master), f(grad), f(m), f(v), master.numel(), hp);
 }
 
 }  // namespace ptdp

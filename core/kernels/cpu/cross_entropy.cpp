@@ -7,16 +7,6 @@
 #include <cmath>
 
 namespace ptdp::cpu {
-namespace {
-
-// Column of the target inside this shard, or -1 when the target lies elsewhere.
-std::int64_t target_col(std::int32_t target, std::int64_t vt, std::int64_t vocab_start) {
-  const std::int64_t col = static_cast<std::int64_t>(target) - vocab_start;
-  return (col >= 0 && col < vt) ? col : -1;
-}
-
-}  // namespace
-
 // row_max (n) = max over the shard's Vt columns.
 template <class T>
 void ce_row_max(const T* logits, std::int64_t n, std::int64_t vt, T* row_max) {
@@ -43,7 +33,7 @@ template <class T>
 void ce_target_logit(const T* logits, const std::int32_t* targets, std::int64_t n, std::int64_t vt,
                      std::int64_t vocab_start, T* target_logit) {
   for (std::int64_t i = 0; i < n; ++i) {
-    const std::int64_t col = target_col(targets[i], vt, vocab_start);
+    const std::int64_t col = ce_target_col(targets[i], vt, vocab_start);
     target_logit[i] = col >= 0 ? logits[i * vt + col] : T(0);
   }
 }
@@ -64,7 +54,7 @@ void ce_backward(const T* logits, const std::int32_t* targets, const T* row_max,
     for (std::int64_t j = 0; j < vt; ++j) {
       dlogits[i * vt + j] = scale * std::exp(logits[i * vt + j] - row_max[i]) * inv_sum;
     }
-    const std::int64_t col = target_col(targets[i], vt, vocab_start);
+    const std::int64_t col = ce_target_col(targets[i], vt, vocab_start);
     if (col >= 0) dlogits[i * vt + col] -= scale;
   }
 }

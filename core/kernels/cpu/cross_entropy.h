@@ -7,6 +7,12 @@
 
 namespace ptdp::cpu {
 
+// Column of the target inside this shard, or -1 when the target lies elsewhere.
+inline std::int64_t ce_target_col(std::int32_t target, std::int64_t vt, std::int64_t vocab_start) {
+  const std::int64_t col = static_cast<std::int64_t>(target) - vocab_start;
+  return (col >= 0 && col < vt) ? col : -1;
+}
+
 // row_max[i] = max_j logits[i, j].
 template <class T>
 void ce_row_max(const T* logits, std::int64_t n, std::int64_t vt, T* row_max);
