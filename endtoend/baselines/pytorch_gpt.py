@@ -15,11 +15,10 @@ norm clipped to clip_grad. One iteration is global_batch/micro_batch
 micro-batches with gradients accumulated, then one optimizer step.
 
 Usage: pytorch_gpt.py --config FILE [--iterations N] [--warmup K] [--recompute none|full]
-                      [--device cuda|cpu] [--no-compile] [--out result.json]
+                      [--device cuda|cpu] [--no-compile] [--threads N] [--out result.json]
 Exit status: 0 success, 1 failure, 2 input refused, 3 out of device memory.
 """
 import argparse
-import json
 import math
 import os
 import platform
@@ -30,6 +29,7 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "report"))
 from ptdp_report.load import Refused, read_json, require  # noqa: E402
+from ptdp_report.output import check_output, write_json  # noqa: E402
 
 OPTIMIZER_DEFAULTS = {"lr": 1e-3, "beta1": 0.9, "beta2": 0.95, "eps": 1e-8, "weight_decay": 0.01, "clip_grad": 1.0}
 PLAN_DEFAULTS = {"tp": 1, "pp": 1, "dp": 1, "virtual_stages": 1, "micro_batch": 1, "global_batch": 1,
@@ -250,6 +250,19 @@ def train(torch, args, model_cfg, plan, optimizer_cfg):
     return seconds, losses, norms, peak, opt_kind
 
 
+def check_arguments(args):
+    """The options' own rules, before the config is read or torch imported (exit 2)."""
+    if args.iterations < 1 or not 0 <= args.warmup < args.iterations:
+        refuse("--warmup", "must be in [0, --iterations)")
+    if args.threads is not None and not 1 <= args.threads <= 4096:
+        refuse("--threads", f"must be in [1, 4096] (got {args.threads})")
+    try:
+        if args.out:
+            check_output(args.out)
+    except Refused as e:
+        refuse("--out", e)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--config", required=True)
@@ -258,16 +271,18 @@ def main():
     ap.add_argument("--recompute", choices=["none", "full"], help="default: the config's plan.recompute")
     ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
     ap.add_argument("--no-compile", action="store_true", help="run eagerly, without torch.compile")
+    ap.add_argument("--threads", type=int, help="torch.set_num_threads(N); default: torch's own choice")
     ap.add_argument("--out")
     args = ap.parse_args()
+    check_arguments(args)
     model_cfg, plan, machine, optimizer_cfg = load_config(args.config)
     if args.recompute:
         plan["recompute"] = args.recompute
     if plan["recompute"] not in ("none", "full"):
         refuse("plan.recompute", "the baseline runs none or full")
-    if args.iterations < 1 or not 0 <= args.warmup < args.iterations:
-        refuse("--warmup", "must be in [0, --iterations)")
     import torch
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
     if args.device == "cuda" and not torch.cuda.is_available():
         refuse("--device", "no CUDA device")
     if args.device == "cuda" and plan["precision"] == "fp32":
@@ -286,17 +301,14 @@ def main():
     result = {"schema": "ptdp.result/2", "system": "pytorch", "mode": "measured", "model": model_cfg, "plan": plan,
               "machine": machine, "optimizer": optimizer_cfg, "software": software_info(torch),
               "run": {"device": args.device, "ranks": 1, "iterations": args.iterations, "warmup": args.warmup,
+                      "threads": torch.get_num_threads(),
                       "data": "synthetic (uniform random tokens)",
                       "backend": "pytorch " + ("eager" if args.no_compile else "torch.compile (per block)") +
                                  ", SDPA causal attention, AdamW " + opt_kind,
                       "hardware": {"device": torch.cuda.get_device_name(0) if cuda else platform.processor()}},
               "metrics": metrics}
     if args.out:
-        tmp = args.out + ".tmp"
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with open(tmp, "w") as f:
-            json.dump(result, f, indent=2)
-        os.replace(tmp, args.out)
+        write_json(args.out, result)
     pct = lambda x: f"{100 * x:.1f}%" if x is not None else "n/a"
     print(f"pytorch_gpt: median {it_s:.4f} s/iteration, {metrics['model_tflops_per_gpu']:.4f} model TFLOP/s per "
           f"device, MFU {pct(metrics['mfu'])}, HFU {pct(metrics['hfu'])}, peak memory "

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field as dataclass_field
 from pathlib import Path
 
 SWEEP_RESULTS = "ptdp.sweep-results/1"
+CPU_VS_PYTORCH = "ptdp.cpu-vs-pytorch/1"  # endtoend/cpu_vs_pytorch.py's record
 # Files ptdp writes next to sweep results that the report does not draw as sweeps.
 COMPANIONS = ("ptdp.validation/1", "ptdp.compare/1", "ptdp.compare/2", "ptdp.history/1", "ptdp.ablation/1",
-              "ptdp.closure/1")
+              "ptdp.closure/1", CPU_VS_PYTORCH)
 
 
 def number(x):
