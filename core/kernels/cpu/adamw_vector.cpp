@@ -15,6 +15,7 @@ PTDP_VECTOR_CLONES void adamw_step_vector(float* param, const float* grad, float
   // Bias corrections in double, as the reference: β^step for large steps loses nothing there.
   const auto inv_bc1 = static_cast<float>(1.0 / (1.0 - std::pow(static_cast<double>(hp.beta1), hp.step)));
   const auto inv_bc2 = static_cast<float>(1.0 / (1.0 - std::pow(static_cast<double>(hp.beta2), hp.step)));
+  PTDP_ELEMENTWISE
   for (std::int64_t i = 0; i < n; ++i) {
     const float g = grad[i];
     const float mi = b1 * m[i] + (1.0f - b1) * g;

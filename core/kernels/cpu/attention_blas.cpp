@@ -32,6 +32,7 @@ PTDP_VECTOR_CLONES void softmax_causal_row(float* p, std::int64_t len, std::int6
 PTDP_VECTOR_CLONES void softmax_backward_row(const float* p, float* dp, std::int64_t len, std::int64_t width,
                                              float scale) {
   const float row_sum = lane_sum(len, [p, dp](std::int64_t u) { return dp[u] * p[u]; });
+  PTDP_ELEMENTWISE
   for (std::int64_t u = 0; u < len; ++u) dp[u] = p[u] * (dp[u] - row_sum) * scale;
   for (std::int64_t u = len; u < width; ++u) dp[u] = 0;
 }

@@ -32,6 +32,7 @@ PTDP_VECTOR_CLONES void ce_backward_vector(const float* logits, const std::int32
     const float* li = logits + i * vt;
     float* di = dlogits + i * vt;
     const float mx = row_max[i], factor = scale / sum_exp[i];
+    PTDP_ELEMENTWISE
     for (std::int64_t j = 0; j < vt; ++j) di[j] = vector_exp(li[j] - mx) * factor;
     const std::int64_t col = ce_target_col(targets[i], vt, vocab_start);
     if (col >= 0) di[col] -= scale;

@@ -19,6 +19,7 @@ PTDP_VECTOR_CLONES void layernorm_forward_vector(const float* x, const float* ga
     const float mu = lane_sum(h, [xi](std::int64_t j) { return xi[j]; }) * inv_h;
     const float var = lane_sum(h, [xi, mu](std::int64_t j) { return (xi[j] - mu) * (xi[j] - mu); }) * inv_h;
     const float r = 1.0f / std::sqrt(var + eps);
+    PTDP_ELEMENTWISE
     for (std::int64_t j = 0; j < h; ++j) yi[j] = (xi[j] - mu) * r * gamma[j] + beta[j];
     mean[i] = mu;
     rstd[i] = r;
@@ -37,6 +38,7 @@ PTDP_VECTOR_CLONES void layernorm_backward_vector(const float* dy, const float* 
     const float mu = mean[i], r = rstd[i];
     const float g_mean = lane_sum(h, [=](std::int64_t j) { return dyi[j] * gamma[j]; }) * inv_h;
     const float gx_mean = lane_sum(h, [=](std::int64_t j) { return dyi[j] * gamma[j] * ((xi[j] - mu) * r); }) * inv_h;
+    PTDP_ELEMENTWISE
     for (std::int64_t j = 0; j < h; ++j) {
       const float xhat = (xi[j] - mu) * r;
       dgamma[j] += dyi[j] * xhat;
@@ -53,6 +55,7 @@ PTDP_VECTOR_CLONES void rmsnorm_forward_vector(const float* x, const float* gamm
     float* yi = y + i * h;
     const float ms = lane_sum(h, [xi](std::int64_t j) { return xi[j] * xi[j]; });
     const float r = 1.0f / std::sqrt(ms / static_cast<float>(h) + eps);
+    PTDP_ELEMENTWISE
     for (std::int64_t j = 0; j < h; ++j) yi[j] = xi[j] * r * gamma[j];
     rstd[i] = r;
   }
@@ -69,6 +72,7 @@ PTDP_VECTOR_CLONES void rmsnorm_backward_vector(const float* dy, const float* x,
     const float r = rstd[i];
     const float gx_mean =
         lane_sum(h, [=](std::int64_t j) { return dyi[j] * gamma[j] * (xi[j] * r); }) / static_cast<float>(h);
+    PTDP_ELEMENTWISE
     for (std::int64_t j = 0; j < h; ++j) {
       dgamma[j] += dyi[j] * (xi[j] * r);
       dxi[j] = r * (dyi[j] * gamma[j] - xi[j] * r * gx_mean);

@@ -16,6 +16,18 @@
 #define PTDP_VECTOR_CLONES
 #endif
 
+// Before an element loop whose element j of every output reads only element j
+// of the inputs (an output may be an input, exactly: no loop-carried dependency).
+// Without it GCC versions the loop on a run-time overlap test of every pair of
+// arrays, and took the scalar copy for LayerNorm's backward (dx, dgamma, dbeta).
+#if defined(__clang__)
+#define PTDP_ELEMENTWISE _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define PTDP_ELEMENTWISE _Pragma("GCC ivdep")
+#else
+#define PTDP_ELEMENTWISE
+#endif
+
 namespace ptdp::cpu {
 
 inline constexpr int kLanes = 16;
