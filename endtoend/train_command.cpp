@@ -52,10 +52,11 @@ ConfigErrors check_train_args(const TrainArgs& a, const Config& cfg) {
     e.push_back({"--warmup", "--warmup=" + std::to_string(a.warmup) + " must be in [0, --iterations) so that some "
                              "iterations are timed"});
   for (auto& err : check_runnable(a.device, cfg)) e.push_back(std::move(err));
-  if (const char* v = std::getenv(kMeasurePeakVariable); !measure_peak_setting(v))
+  if (const char* v = std::getenv(kMeasurePeakVariable); !peak_setting(v))
     e.push_back({kMeasurePeakVariable, std::string(kMeasurePeakVariable) + "=\"" + cut_text(v) +
-                                           "\" must be 1 (the CPU's peak measured here, cached; the default) or 0 "
-                                           "(the machine profile's peak)"});
+                                           "\" must be 1 (the CPU's peak measured here, cached; the default), 0 "
+                                           "(the machine profile's peak) or again (measured anew, the best rates "
+                                           "kept)"});
   if (!a.data.empty() && cfg.model.vocab < 256)
     e.push_back({"model.vocab", "--data trains on bytes: model.vocab=" + std::to_string(cfg.model.vocab) +
                                     " must be at least 256"});
@@ -126,14 +127,15 @@ void check_named_machine(const Config& cfg, Hardware& hw, bool root) {
 }
 
 // On the CPU, the peak and bandwidth behind MFU measured on this machine
-// (cached per CPU), unless PTDP_MEASURE_PEAK=0: then the profile's, and the
-// result names the CPU the profile was measured on. Collective over `world`.
+// (cached per CPU; PTDP_MEASURE_PEAK=again measures anew), unless
+// PTDP_MEASURE_PEAK=0: then the profile's, and the result names the CPU the
+// profile was measured on. Collective over `world`.
 void take_peak_at_hand(Config& cfg, Hardware& hw, Device device, Communicator& world, bool root) {
   hw.profile_measured_on = profile_measured_on(cfg.machine);
-  const bool measure = measure_peak_setting(std::getenv(kMeasurePeakVariable)).value_or(false);
-  if (device != Device::cpu || cfg.machine.device != Device::cpu || !measure) return;
+  const PeakSetting setting = peak_setting(std::getenv(kMeasurePeakVariable)).value_or(PeakSetting::profile);
+  if (device != Device::cpu || cfg.machine.device != Device::cpu || setting == PeakSetting::profile) return;
   std::vector<std::string> warnings;
-  const MeasuredPeak peak = cpu_peak_at_hand(hw, world, warnings);
+  const MeasuredPeak peak = cpu_peak_at_hand(hw, world, setting, warnings);
   if (root)
     for (const std::string& w : warnings) std::fprintf(stderr, "ptdp train: warning: %s\n", w.c_str());
   use_measured_peak(cfg.machine, peak);

@@ -1,6 +1,7 @@
 // The measured CPU peak's cache file and its use in the machine; see peak_cache.h.
 #include "core/config/peak_cache.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -49,6 +50,8 @@ std::optional<MeasuredPeak> read_peak_cache(const std::filesystem::path& file, c
     MeasuredPeak p = measured_peak_of(j);
     if (p.cpu != cpu) j.at("cpu").refuse("is another CPU's record (this one is \"" + cut_text(cpu) + "\")");
     if (p.cores != cores) j.at("cores").refuse("is another core count's record (" + std::to_string(cores) + " here)");
+    if (p.method != kPeakMethod)
+      j.at("method").refuse("is another measuring method's record (" + std::to_string(kPeakMethod) + " here)");
     if (p.blas_threads != blas_threads)
       j.at("blas_threads").refuse("is another thread count's record (" + std::to_string(blas_threads) + " here)");
     p.cached = true;
@@ -57,6 +60,13 @@ std::optional<MeasuredPeak> read_peak_cache(const std::filesystem::path& file, c
     warning = std::string("the cached CPU peak is ignored (it is measured again): ") + e.what();
     return std::nullopt;
   }
+}
+
+MeasuredPeak best_of(const MeasuredPeak& a, const MeasuredPeak& b) {
+  MeasuredPeak p = a.fp32_tflops >= b.fp32_tflops ? a : b;
+  p.bandwidth_gbs = std::max(a.bandwidth_gbs, b.bandwidth_gbs);
+  p.cached = false;
+  return p;
 }
 
 void write_peak_cache(const std::filesystem::path& file, const MeasuredPeak& p) {
@@ -86,7 +96,8 @@ nlohmann::json to_json(const MeasuredPeak& p) {
           {"blas_threads", p.blas_threads},
           {"fp32_tflops", p.fp32_tflops},
           {"bandwidth_gbs", p.bandwidth_gbs},
-          {"measured_at", p.measured_at}};
+          {"measured_at", p.measured_at},
+          {"method", p.method}};
 }
 
 MeasuredPeak measured_peak_of(const JsonAt& j) {
@@ -98,6 +109,7 @@ MeasuredPeak measured_peak_of(const JsonAt& j) {
   p.fp32_tflops = j.at("fp32_tflops").get<double>();
   p.bandwidth_gbs = j.at("bandwidth_gbs").get<double>();
   p.measured_at = j.at("measured_at").get<std::string>();
+  p.method = j.get<int>("method", 1);  // records from before the field: method 1
   for (const char* rate : {"fp32_tflops", "bandwidth_gbs"})
     if (!(j.at(rate).get<double>() > 0)) j.at(rate).refuse("must be a positive rate");
   return p;

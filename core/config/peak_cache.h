@@ -15,6 +15,10 @@
 
 namespace ptdp {
 
+// The version of the measuring (core/runtime/peak_at_hand.cpp): a cache of
+// another version is measured again. 2: the best of a set of GEMM shapes.
+inline constexpr int kPeakMethod = 2;
+
 // One measurement of this machine's CPU rates and what it was made on.
 struct MeasuredPeak {
   std::string cpu;           // the CPU model ("AMD EPYC 7B13"), as /proc/cpuinfo names it
@@ -24,6 +28,7 @@ struct MeasuredPeak {
   double bandwidth_gbs = 0;  // the best rate of a streaming triad, bytes read + written
   std::string measured_at;   // UTC, ISO 8601 ("2026-12-01T07:30:00Z")
   bool cached = false;       // read from the cache rather than measured by this run (not written)
+  int method = kPeakMethod;  // the measuring's version
 };
 
 // The cache file of (cpu, cores, threads) in `dir`: a name made of the model's
@@ -34,12 +39,17 @@ std::filesystem::path peak_cache_file(const std::filesystem::path& dir, const st
 // $XDG_CACHE_HOME/ptdp when set (absolute), else $HOME/.cache/ptdp; empty when neither.
 std::filesystem::path peak_cache_dir();
 
-// The peak cached in `file` when it holds one of (cpu, cores, blas_threads);
-// nothing when it is absent. A file that is not such a record (malformed, a
-// rate not positive, another CPU's key) is ignored: nothing, with the reason
-// in `warning` naming the file and field.
+// The peak cached in `file` when it holds one of (cpu, cores, blas_threads)
+// measured by kPeakMethod; nothing when it is absent. A file that is not such
+// a record (malformed, a rate not positive, another CPU's key, another
+// method) is ignored: nothing, with the reason in `warning` naming the file
+// and field.
 std::optional<MeasuredPeak> read_peak_cache(const std::filesystem::path& file, const std::string& cpu, int cores,
                                             int blas_threads, std::string& warning);
+
+// The best of each rate of `a` and `b` (two measurements of one CPU), with
+// the time of the one whose GEMM rate is kept.
+MeasuredPeak best_of(const MeasuredPeak& a, const MeasuredPeak& b);
 
 // Writes `p` to `file` through a staged file (the folder is made); throws
 // std::runtime_error naming the path when it cannot.

@@ -167,7 +167,7 @@ std::string utilization_above_peak(const RunResult& r) {
          (source == m.sources.end() ? std::string("its source unrecorded") : cut_text(source->second, 200)) +
          "): above 100%, so that peak is below what this machine did and its percentages are not of this hardware; "
          "re-measure it (sweeps/machines/" + m.name + ".json; on the CPU, ptdp train measures it unless "
-         "PTDP_MEASURE_PEAK=0)";
+         "PTDP_MEASURE_PEAK=0, and PTDP_MEASURE_PEAK=again measures it anew, keeping the best rates seen)";
 }
 
 std::string mode_contradiction(const json& r, ResultMode claimed) {

@@ -96,12 +96,33 @@ TEST(PeakCache, TheHardwareBlockRecordsThePeaksOriginAndReadsBack) {
   EXPECT_THROW(hardware_of(JsonAt(bad, "r")), JsonRefused);
 }
 
-TEST(PeakCache, TheSettingIsOneOrZero) {
-  EXPECT_EQ(measure_peak_setting(nullptr), true);
-  EXPECT_EQ(measure_peak_setting("1"), true);
-  EXPECT_EQ(measure_peak_setting("0"), false);
-  EXPECT_FALSE(measure_peak_setting("yes"));
-  EXPECT_FALSE(measure_peak_setting(""));
+TEST(PeakCache, TheSettingIsOneZeroOrAgain) {
+  EXPECT_EQ(peak_setting(nullptr), PeakSetting::measured);
+  EXPECT_EQ(peak_setting("1"), PeakSetting::measured);
+  EXPECT_EQ(peak_setting("0"), PeakSetting::profile);
+  EXPECT_EQ(peak_setting("again"), PeakSetting::again);
+  EXPECT_FALSE(peak_setting("yes"));
+  EXPECT_FALSE(peak_setting(""));
+}
+
+// A cache of the first method (no "method" field) is measured again, with a
+// warning naming the field; the best of two measurements keeps each best rate.
+TEST(PeakCache, AnotherMethodsRecordIsIgnoredAndTheBestRatesAreKept) {
+  ScratchDir dir("peak-cache-method");
+  MeasuredPeak old = sample_peak();
+  nlohmann::json doc = to_json(old);
+  doc.erase("method");
+  const auto file = dir.write("c.json", doc.dump());
+  std::string warning;
+  EXPECT_FALSE(read_peak_cache(file, old.cpu, old.cores, old.blas_threads, warning));
+  EXPECT_NE(warning.find("/method"), std::string::npos) << warning;
+  MeasuredPeak fast_gemm = old, fast_memory = old;
+  fast_gemm.fp32_tflops = 0.12, fast_gemm.measured_at = "2026-12-02T08:00:00Z";
+  fast_memory.bandwidth_gbs = 30;
+  const MeasuredPeak best = best_of(fast_memory, fast_gemm);
+  EXPECT_EQ(best.fp32_tflops, 0.12);
+  EXPECT_EQ(best.bandwidth_gbs, 30);
+  EXPECT_EQ(best.measured_at, "2026-12-02T08:00:00Z");
 }
 
 // Timing-free: that a measurement gives positive rates and says what it was made on.
