@@ -14,8 +14,6 @@ with the Python in PTDP_TORCH_PYTHON (cmake -DPTDP_TORCH_PYTHON=...).
 
 Run: python3 tests/report/hf_gpt2_torch_check.py --ptdp build/endtoend/ptdp
 """
-import argparse
-import importlib.util
 import json
 import subprocess
 import sys
@@ -25,9 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "report"))
 from ptdp_report.load import read_json, read_result  # noqa: E402
+from torch_interop import ptdp_option, requires_torch, run_tests  # noqa: E402
 
 REL_TOL = 1e-4  # fp32 forwards of a 2-layer GPT by two implementations agree to ~1e-6; 1e-4 is the task's bound
-MISSING = [m for m in ("torch", "transformers", "safetensors") if importlib.util.find_spec(m) is None]
 PTDP = None  # the ptdp program, from --ptdp
 
 
@@ -64,8 +62,7 @@ def transformers_loss(model_or_dir, check):
     return float(loss)
 
 
-@unittest.skipIf(MISSING, "not importable by " + sys.executable + ": " + ", ".join(MISSING) +
-                 " (pip install torch transformers safetensors, then cmake -DPTDP_TORCH_PYTHON=that python)")
+@requires_torch
 class HfGpt2AgainstTransformers(unittest.TestCase):
     def compare(self, ours, theirs, what):
         rel = abs(theirs - ours) / abs(ours)
@@ -100,16 +97,8 @@ class HfGpt2AgainstTransformers(unittest.TestCase):
 
 def main():
     global PTDP
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ptdp", required=True, help="the ptdp program")
-    args, rest = parser.parse_known_args()
-    PTDP = str(Path(args.ptdp).resolve())  # the tests run it in temporary folders
-    result = unittest.main(argv=[sys.argv[0], "-v", *rest], exit=False).result
-    if not result.wasSuccessful():
-        sys.exit(1)
-    if result.testsRun > 0 and len(result.skipped) == result.testsRun:
-        print("SKIPPED: " + result.skipped[0][1], file=sys.stderr)
-        sys.exit(77)
+    PTDP, rest = ptdp_option(__doc__.splitlines()[0])
+    run_tests(rest)
 
 
 if __name__ == "__main__":
