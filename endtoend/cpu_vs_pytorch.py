@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """ptdp's CPU backend against PyTorch eager on the same model, batch and thread count: a
-benchmark, not a test (docs/cpu-vs-pytorch.md). For each config, `ptdp train` and
+benchmark, not a test (docs/training.md, "The CPU against PyTorch eager"). For each config, `ptdp train` and
 endtoend/baselines/pytorch_gpt.py --device cpu --no-compile run in turn, A/B/A/B for
 --rounds rounds, with the same iterations, warm-up and threads (OMP_NUM_THREADS,
 OPENBLAS_NUM_THREADS and MKL_NUM_THREADS set to --threads for both); each side's time is

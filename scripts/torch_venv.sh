@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Makes the project's PyTorch virtual environment, .venv-torch/ in the repository
-# (ignored by git), for endtoend/cpu_vs_pytorch.py and endtoend/baselines/: torch
-# and numpy from PyPI (its default wheel; the comparison needs only the CPU).
-# Does nothing when the environment already imports both. Prints the path of its
+# (ignored by git), for endtoend/cpu_vs_pytorch.py, endtoend/baselines/ and the
+# interop tests (label interop; a fresh build's default PTDP_TORCH_PYTHON): torch,
+# numpy, transformers and safetensors from PyPI (torch's default wheel; the CPU
+# is all they need). Does nothing when the environment already imports them. Prints the path of its
 # python on stdout (py=$(scripts/torch_venv.sh)), the rest on stderr.
 #
 # Usage: scripts/torch_venv.sh [--venv DIR] [--dry-run]
@@ -32,10 +33,10 @@ step() {
   if [ "$dry_run" -eq 0 ]; then "$@" >&2; fi
 }
 
-if [ -x "$python" ] && "$python" -c "import torch, numpy" 2>/dev/null; then
+if [ -x "$python" ] && "$python" -c "import torch, numpy, transformers, safetensors" 2>/dev/null; then
   echo "torch_venv: $venv has torch $("$python" -c 'import torch; print(torch.__version__)')" >&2
 else
   [ -x "$python" ] || step python3 -m venv "$venv"
-  step "$python" -m pip install --disable-pip-version-check torch numpy
+  step "$python" -m pip install --disable-pip-version-check torch numpy transformers safetensors
 fi
 echo "$python"

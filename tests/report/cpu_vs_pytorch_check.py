@@ -208,7 +208,7 @@ class TorchVenvScript(unittest.TestCase):
             proc = subprocess.run([str(REPO / "scripts" / "torch_venv.sh"), "--venv", str(venv), "--dry-run"],
                                   capture_output=True, text=True, timeout=60, check=True)
             self.assertEqual(proc.stdout.strip(), str(venv / "bin" / "python"))
-            self.assertIn("pip install --disable-pip-version-check torch numpy", proc.stderr)
+            self.assertIn("pip install --disable-pip-version-check torch numpy transformers safetensors", proc.stderr)
             self.assertFalse(venv.exists())
 
     def test_an_unknown_option(self):
