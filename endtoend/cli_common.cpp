@@ -52,8 +52,8 @@ ConfigErrors check_runnable(Device device, const Config& cfg) {
 
 std::vector<std::string> runnable_warnings(const Config& cfg) {
   std::vector<std::string> w;
-  if (cfg.plan.distributed_optimizer && cfg.plan.dp == 1)
-    w.push_back("plan.distributed_optimizer=true with plan.dp=1 shards nothing: every rank keeps its whole "
+  if (cfg.plan.shards_optimizer() && cfg.plan.dp == 1)
+    w.push_back("plan.dp_sharding=" + to_string(cfg.plan.dp_sharding) + " with plan.dp=1 shards nothing: every rank keeps its whole "
                 "optimizer state, and the reduce-scatter and all-gather are copies");
   return w;
 }

@@ -28,7 +28,7 @@ struct ProjectArgs {
 std::string plan_switches(const Plan& p) {
   std::string out;
   for (const auto& [on, name] : {std::pair{p.sequence_parallel, "sp"}, {p.tp_comm_overlap, "tp-overlap"},
-                                 {p.distributed_optimizer, "dist-opt"}, {!p.layers_per_stage.empty(), "uneven"}})
+                                 {p.shards_optimizer(), "dist-opt"}, {!p.layers_per_stage.empty(), "uneven"}})
     if (on) out += std::string(" +") + name;
   return out;
 }

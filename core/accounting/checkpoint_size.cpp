@@ -42,7 +42,7 @@ CheckpointSize checkpoint_size(const Model& m, const Plan& p, const MemoryTraits
   CheckpointSize c;
   c.bytes_per_parameter = checkpoint_bytes_per_parameter(tr);
   c.dp = p.dp;
-  c.sharded_state = p.distributed_optimizer && p.dp > 1;
+  c.sharded_state = p.shards_optimizer() && p.dp > 1;
   const int state_per_parameter = c.bytes_per_parameter - tr.weight_bytes;
   // The last stage's copy of the tied word embedding (p > 1) equals the first
   // stage's after every step: it is not saved (core/checkpoint/checkpoint_save.cpp).

@@ -76,9 +76,9 @@ MemoryBreakdown memory_model(const Model& m, const Plan& p, const RankDims& r, c
   // With the distributed optimizer ptdp's runtime reduce-scatters into an owned
   // fp32 buffer of its own, 1/d of the gradients, beside the full buffer
   // (Megatron reduce-scatters in place and has no such buffer).
-  mb.grads = params * 4 + (p.distributed_optimizer ? params * 4 / p.dp : 0);
+  mb.grads = params * 4 + (p.shards_optimizer() ? params * 4 / p.dp : 0);
   const std::int64_t state = params * (8 + (tr.master_weights ? 4 : 0));
-  mb.optimizer = p.distributed_optimizer ? state / p.dp : state;
+  mb.optimizer = p.shards_optimizer() ? state / p.dp : state;
   const ActivationBytes a = activation_bytes(m, p, r, tr, formula);
   std::vector<std::int64_t> chunk_bytes;  // bytes one micro-batch keeps on each chunk
   std::vector<DeferredBytes> deferred;     // and what its zero-bubble W holds

@@ -32,7 +32,7 @@ struct SavedPiece {
 // on any but the one that counts it.
 std::vector<SavedPiece> pieces_to_save(const TrainingState& state) {
   std::vector<SavedPiece> out;
-  if (!state.config.plan.distributed_optimizer && state.dp_rank != 0) return out;
+  if (!state.config.plan.shards_optimizer() && state.dp_rank != 0) return out;
   const std::vector<OwnedPiece>& pieces = state.pieces;
   for (std::size_t i = 0; i < pieces.size(); ++i) {
     const Param& p = *pieces[i].param;

@@ -77,6 +77,8 @@ Config config_from_json(const json& j, const std::filesystem::path& machines_dir
   if (!errors.empty()) throw ConfigRefused(std::move(errors));
   if (c.model.ffn_hidden == 0 && c.model.hidden <= kMaxSize) c.model.ffn_hidden = c.model.ffn();  // else refused by validate()
   if (c.model.kv_heads == 0) c.model.kv_heads = c.model.heads;
+  if (c.plan.distributed_optimizer_alias && !c.plan.shards_optimizer()) c.plan.dp_sharding = DpSharding::optimizer;
+  c.plan.distributed_optimizer_alias = false;
   return c;
 }
 

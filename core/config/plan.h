@@ -13,6 +13,13 @@ namespace ptdp {
 enum class Recompute { none, selective, full };
 enum class Precision { fp32, bf16, fp16 };
 enum class Attention { unfused, flash };
+// What the data-parallel group shards of the model state, each stage adding to
+// the one before (ZeRO's stages 0-3; FSDP's NO_SHARD, -, SHARD_GRAD_OP, FULL_SHARD):
+// none: every replica holds all; optimizer: the fp32 moments and masters
+// (ZeRO-1, Megatron-LM's distributed optimizer); gradients: and the gradients,
+// reduce-scattered into owned shards (ZeRO-2); parameters: and the weights,
+// all-gathered before each use and freed after it (ZeRO-3, FSDP).
+enum class DpSharding { none, optimizer, gradients, parameters };
 
 // Each field's JSON key, bound and meaning: visit_fields below.
 struct Plan {
@@ -31,7 +38,10 @@ struct Plan {
   Precision precision = Precision::bf16;
   bool fused_ops = true;
   Attention attention = Attention::unfused;
-  bool distributed_optimizer = false;
+  DpSharding dp_sharding = DpSharding::none;
+  // Megatron-LM's spelling of dp_sharding "optimizer", read from configs only:
+  // config_from_json() folds it into dp_sharding and clears it.
+  bool distributed_optimizer_alias = false;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
   bool grad_accumulation_fusion = true;
@@ -39,6 +49,9 @@ struct Plan {
   bool deterministic = false;
 
   // Products in 64 bits, limited to int: validate() bounds t·p·d, but these are also asked of configs it refuses.
+  bool shards_optimizer() const { return dp_sharding >= DpSharding::optimizer; }
+  bool shards_gradients() const { return dp_sharding >= DpSharding::gradients; }
+  bool shards_parameters() const { return dp_sharding == DpSharding::parameters; }
   int world_size() const { return clamp_int(std::int64_t{tp} * pp * dp); }
   // m: micro-batches per pipeline per iteration, B / (b·d).
   int micro_batches() const {
@@ -81,8 +94,12 @@ void visit_fields(M& p, Visit&& v) {
   v({.key = "fused_ops", .description = "fused bias+GeLU, bias+dropout+add, scale+mask+softmax"}, p.fused_ops);
   v({.key = "attention", .description = "unfused: GEMM, softmax, GEMM (the paper); flash: one fused kernel"},
     p.attention);
-  v({.key = "distributed_optimizer", .description = "optimizer state sharded over the data-parallel group"},
-    p.distributed_optimizer);
+  v({.key = "dp_sharding", .description = "what the data-parallel group shards: none; optimizer (moments and masters, "
+                                          "ZeRO-1); gradients (and the gradients, ZeRO-2); parameters (and the "
+                                          "weights, gathered for each use: ZeRO-3, FSDP)"}, p.dp_sharding);
+  v({.key = "distributed_optimizer", .description = "Megatron-LM's name for dp_sharding \"optimizer\" (true: at least "
+                                                    "that); read, never written", .written = Written::never},
+    p.distributed_optimizer_alias);
   v({.key = "overlap_grad_reduce", .description = "gradient buckets reduced during the backward, else after it"},
     p.overlap_grad_reduce);
   v({.key = "overlap_param_gather", .description = "distributed optimizer: the parameter all-gather is waited for "
@@ -98,11 +115,14 @@ void visit_fields(M& p, Visit&& v) {
 inline constexpr std::string_view kRecomputeNames[] = {"none", "selective", "full"};
 inline constexpr std::string_view kPrecisionNames[] = {"fp32", "bf16", "fp16"};
 inline constexpr std::string_view kAttentionNames[] = {"unfused", "flash"};
+inline constexpr std::string_view kDpShardingNames[] = {"none", "optimizer", "gradients", "parameters"};
 inline std::span<const std::string_view> spellings(Recompute) { return kRecomputeNames; }
 inline std::span<const std::string_view> spellings(Precision) { return kPrecisionNames; }
 inline std::span<const std::string_view> spellings(Attention) { return kAttentionNames; }
+inline std::span<const std::string_view> spellings(DpSharding) { return kDpShardingNames; }
 inline std::string to_string(Recompute r) { return spelling(r); }
 inline std::string to_string(Precision p) { return spelling(p); }
 inline std::string to_string(Attention a) { return spelling(a); }
+inline std::string to_string(DpSharding s) { return spelling(s); }
 
 }  // namespace ptdp

@@ -20,7 +20,7 @@ RankModel::RankModel(ModelContext& ctx, int pp_rank) : ctx_(ctx) {
   }
   collect_params();
   // The distributed optimizer reduce-scatters buckets in d equal blocks.
-  grads_ = pack_grads(ctx.ops, params_, ctx.plan.distributed_optimizer ? ctx.plan.dp : 1);
+  grads_ = pack_grads(ctx.ops, params_, ctx.plan.shards_optimizer() ? ctx.plan.dp : 1);
 }
 
 void RankModel::collect_params() {

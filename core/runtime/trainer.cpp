@@ -15,7 +15,7 @@ Trainer::Trainer(const Config& cfg, Ops& ops, ProcessGroups& groups, const Token
   if (initial) initial(*model_);
   const ScheduleSpec spec{cfg.plan.pp, cfg.plan.micro_batches(), cfg.plan.virtual_stages, groups.coord.pp};
   program_ = build_program(cfg.plan.schedule, spec);
-  if (cfg.plan.distributed_optimizer) {
+  if (cfg.plan.shards_optimizer()) {
     // The buckets the executor reduce-scatters: the same program, the same plan.
     std::vector<GradBucket> buckets = plan_reduction(*model_, program_, groups.dp->size()).buckets;
     sharded_ = std::make_unique<DistributedOptimizer>(ops, model_->params(), model_->grad_buffer(),

@@ -95,8 +95,8 @@ void CostModel::build_step_costs(const Config& cfg, const CommModel& comm, const
     // gather is waited for at the step's end, or with overlap_param_gather at
     // the next iteration's start, before its first forward: nothing of the
     // iteration runs beside it either way, so it is charged whole, here.
-    const double gather = p.distributed_optimizer ? comm.all_gather(params * grad_bytes, dp) : 0.0;
-    const double grads = p.distributed_optimizer ? comm.reduce_scatter(params * grad_bytes, dp)
+    const double gather = p.shards_optimizer() ? comm.all_gather(params * grad_bytes, dp) : 0.0;
+    const double grads = p.shards_optimizer() ? comm.reduce_scatter(params * grad_bytes, dp)
                                                  : comm.all_reduce(params * grad_bytes, dp);
     dp_reduce_.push_back(grads + gather);
     param_gather_.push_back(gather);

@@ -84,9 +84,9 @@ DpOverlap::DpOverlap(const Config& cfg, const RankDims& r, const LayerCosts& lay
   std::vector<std::int64_t> ends;  // end of each piece in the buffer
   std::int64_t at = 0;
   for (const GradPiece& g : pieces) ends.push_back(at += g.numel);
-  for (const GradBucket& b : bucket_bounds(pieces, p.distributed_optimizer ? p.dp : 1)) {
+  for (const GradBucket& b : bucket_bounds(pieces, p.shards_optimizer() ? p.dp : 1)) {
     const double bytes = 4.0 * static_cast<double>(b.count);  // fp32 gradients
-    DpBucket out{p.distributed_optimizer ? comm.reduce_scatter(bytes, dp) : comm.all_reduce(bytes, dp), false, {}};
+    DpBucket out{p.shards_optimizer() ? comm.reduce_scatter(bytes, dp) : comm.all_reduce(bytes, dp), false, {}};
     // The pieces overlapping [offset, offset + count): padding past the end overlaps none.
     auto i = static_cast<std::size_t>(std::upper_bound(ends.begin(), ends.end(), b.offset) - ends.begin());
     for (; i < pieces.size() && ends[i] - pieces[i].numel < b.offset + b.count; ++i) {

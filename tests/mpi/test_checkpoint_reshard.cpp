@@ -43,7 +43,7 @@ Config reshard_config(const Shape3& s) {
   c.plan.tp = s.t;
   c.plan.pp = s.p;
   c.plan.dp = s.dp;
-  c.plan.distributed_optimizer = s.distributed_optimizer;
+  c.plan.dp_sharding = s.distributed_optimizer ? DpSharding::optimizer : DpSharding::none;
   return c;
 }
 

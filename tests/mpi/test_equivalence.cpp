@@ -125,7 +125,7 @@ void run_layout(const Layout& l, Communicator& sub) {
   cfg.plan.scatter_gather = l.scatter_gather;
   cfg.plan.layers_per_stage = l.layers_per_stage;
   cfg.plan.sequence_parallel = l.sequence_parallel;
-  cfg.plan.distributed_optimizer = l.distributed_optimizer;
+  cfg.plan.dp_sharding = l.distributed_optimizer ? DpSharding::optimizer : DpSharding::none;
   cfg.plan.overlap_grad_reduce = cfg.plan.overlap_param_gather = l.overlap;
   cfg.plan.tp_comm_overlap = l.tp_comm_overlap;
   ASSERT_TRUE(validate(cfg, sub.size()).empty()) << validate(cfg, sub.size()).front().message;

@@ -39,7 +39,7 @@ std::vector<double> ckpt_train(const Config& cfg, int from, int to, const fs::pa
 Config ckpt_layout(int dp, bool distributed_optimizer) {
   Config c = test::equivalence_config();
   c.plan.dp = dp;
-  c.plan.distributed_optimizer = distributed_optimizer;
+  c.plan.dp_sharding = distributed_optimizer ? DpSharding::optimizer : DpSharding::none;
   return c;
 }
 

@@ -47,7 +47,7 @@ TEST(CheckpointSize, The1TModelIsWithinThreePercentOfThePapers13Point8TB) {
 TEST(CheckpointSize, TheDistributedOptimizerSpreadsTheStateNotTheTotal) {
   Config c = gpt_1t();
   const CheckpointSize whole = checkpoint_size(c);
-  c.plan.distributed_optimizer = true;
+  c.plan.dp_sharding = DpSharding::optimizer;
   const CheckpointSize sharded = checkpoint_size(c);
   std::int64_t state = 0;
   for (int k = 0; k < c.plan.dp; ++k) state += sharded.saved_state(5, k);

@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 Config folders_config(int dp = 1) {
   Config c = test::equivalence_config();
   c.plan.dp = dp;
-  c.plan.distributed_optimizer = dp > 1;
+  c.plan.dp_sharding = (dp > 1) ? DpSharding::optimizer : DpSharding::none;
   return c;
 }
 

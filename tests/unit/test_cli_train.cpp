@@ -145,7 +145,7 @@ TEST(CliTrain, TheDistributedOptimizerOnOneDataParallelRankIsWarnedOf) {
   const auto config = dir.write("c.json", cfg.dump());
   const auto r = test::run_command(test::ptdp_cli() + " train --iterations 2 --config " + config.string(), dir);
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.err.find("warning: plan.distributed_optimizer=true with plan.dp=1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("warning: plan.dp_sharding=optimizer with plan.dp=1"), std::string::npos) << r.err;
 }
 
 TEST(CliTrain, TrainsOnATextFileAsBytes) {

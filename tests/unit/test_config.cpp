@@ -39,6 +39,21 @@ TEST(Config, RoundTripsThroughJson) {
   EXPECT_EQ(to_json(d), again);
 }
 
+// Megatron-LM's "distributed_optimizer": true reads as dp_sharding "optimizer"
+// (never lowering a stronger sharding) and is written as dp_sharding only.
+TEST(Config, DistributedOptimizerIsReadAsShardingTheOptimizer) {
+  json j = tiny();
+  j["plan"]["distributed_optimizer"] = true;
+  const Config c = config_from_json(j, machines());
+  EXPECT_EQ(c.plan.dp_sharding, DpSharding::optimizer);
+  EXPECT_FALSE(to_json(c)["plan"].contains("distributed_optimizer"));
+  EXPECT_EQ(to_json(c)["plan"]["dp_sharding"], "optimizer");
+  j["plan"]["dp_sharding"] = "parameters";
+  EXPECT_EQ(config_from_json(j, machines()).plan.dp_sharding, DpSharding::parameters);
+  j["plan"]["dp_sharding"] = "everything";
+  EXPECT_TRUE(refused(problems(j), "plan.dp_sharding")) << test::errors_text(problems(j));
+}
+
 TEST(Config, HeadsNotDivisibleByTpNamesBoth) {
   json j = tiny();
   j["model"]["heads"] = 6;

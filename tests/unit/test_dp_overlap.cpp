@@ -140,7 +140,7 @@ TEST(DpOverlap, NothingChangesWithoutDataParallelism) {
 // iteration waits for all of it whether or not overlap_param_gather defers the wait.
 TEST(DpOverlap, ParameterGatherIsChargedWholeEitherWay) {
   Config c = tiny(false);
-  c.plan.distributed_optimizer = true;
+  c.plan.dp_sharding = DpSharding::optimizer;
   const Topology topo{1, 1, 2, c.machine.gpus_per_node};
   const Placement dp = group_placement(topo, topo.dp_group(0));
   const CommModel comm(c.machine, nullptr);

@@ -143,7 +143,7 @@ TEST(LrSchedule, TrainRefusesABadScheduleWithExit2) {
 Config scheduled(int dp, bool distributed_optimizer) {
   Config c = test::equivalence_config();
   c.plan.dp = dp;
-  c.plan.distributed_optimizer = distributed_optimizer;
+  c.plan.dp_sharding = distributed_optimizer ? DpSharding::optimizer : DpSharding::none;
   c.optimizer.min_lr = c.optimizer.lr / 10;
   c.optimizer.lr_warmup_iters = 2;
   c.optimizer.lr_decay_style = LrDecayStyle::cosine;

@@ -76,7 +76,7 @@ Config layout_config(const Layout& l) {
   c.plan.schedule = l.schedule;
   c.plan.recompute = l.recompute;
   c.plan.dp = l.dp;
-  c.plan.distributed_optimizer = l.distributed_optimizer;
+  c.plan.dp_sharding = l.distributed_optimizer ? DpSharding::optimizer : DpSharding::none;
   c.plan.sequence_parallel = l.sequence_parallel;
   c.plan.tp_comm_overlap = l.tp_comm_overlap;
   return c;

@@ -85,7 +85,7 @@ TEST(ProjectedMemory, EighteenBytesAParameterOrSixPlusSixteenOverD) {
   const auto m = projected_memory(c, 0, prog);
   const double params = static_cast<double>(rank_parameter_count(c.model, c.plan, RankDims(c.model, c.plan), 0));
   EXPECT_DOUBLE_EQ(static_cast<double>(m.params + m.grads + m.optimizer), 18 * params);
-  c.plan.distributed_optimizer = true;
+  c.plan.dp_sharding = DpSharding::optimizer;
   const auto sharded = projected_memory(c, 0, prog);
   // Megatron's 6 + 12/d, and ptdp's owned fp32 gradient shard, the reduce-scatter's target: 4/d.
   EXPECT_DOUBLE_EQ(static_cast<double>(sharded.params + sharded.grads + sharded.optimizer), (6 + 16.0 / 4) * params);
