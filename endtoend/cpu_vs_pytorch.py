@@ -26,18 +26,17 @@ import tempfile
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "report"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "baselines"))
 from ptdp_report.load import CPU_VS_PYTORCH, Refused, read_benchmarks, read_json, read_result  # noqa: E402
 from ptdp_report.output import check_output, write_json  # noqa: E402
 import cpu_vs_pytorch_ops as ops  # noqa: E402
+import pytorch_gpt  # noqa: E402  (torch is imported only inside its main())
 
 BASELINE = os.path.join(REPO, "endtoend", "baselines", "pytorch_gpt.py")
 TORCH_OPS = os.path.join(REPO, "endtoend", "baselines", "torch_ops.py")
 DEFAULT_CONFIGS = [os.path.join(REPO, "endtoend", "configs", name) for name in ("tiny.json", "cpu-bench.json")]
 DEFAULT_PYTHON = os.path.join(REPO, ".venv-torch", "bin", "python")
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-# Model fields that make another block than ptdp's GPT, which the baseline writes: their GPT values.
-GPT_MODEL = {"norm": "layernorm", "activation": "gelu", "position": "learned", "bias": True,
-             "tied_embeddings": True, "dropout": 0}
 RUN_TIMEOUT_S = 3600
 
 
@@ -89,11 +88,8 @@ def check_config(path):
     model, plan = doc.get("model"), doc.get("plan")
     if not isinstance(model, dict) or not isinstance(plan, dict):
         refuse("--config", f"{path}: needs a model and a plan object")
-    for key, gpt in GPT_MODEL.items():
-        if model.get(key, gpt) != gpt:
-            refuse("--config", f"{path}: /model/{key}: the baseline is ptdp's GPT ({json.dumps(gpt)})")
-    if (model.get("kv_heads") or model.get("heads")) != model.get("heads"):
-        refuse("--config", f"{path}: /model/kv_heads: the baseline is ptdp's GPT (kv_heads = heads)")
+    if (other := pytorch_gpt.non_gpt_field(model)) is not None:
+        refuse("--config", f"{path}: /model/{other[0]}: the baseline is ptdp's GPT ({other[1]})")
     if any(plan.get(k, 1) != 1 for k in ("tp", "pp", "dp")):
         refuse("--config", f"{path}: /plan: one rank only (tp = pp = dp = 1)")
     if plan.get("precision") != "fp32":

@@ -19,6 +19,7 @@ Usage: pytorch_gpt.py --config FILE [--iterations N] [--warmup K] [--recompute n
 Exit status: 0 success, 1 failure, 2 input refused, 3 out of device memory.
 """
 import argparse
+import json
 import math
 import os
 import platform
@@ -34,6 +35,22 @@ from ptdp_report.output import check_output, write_json  # noqa: E402
 OPTIMIZER_DEFAULTS = {"lr": 1e-3, "beta1": 0.9, "beta2": 0.95, "eps": 1e-8, "weight_decay": 0.01, "clip_grad": 1.0}
 PLAN_DEFAULTS = {"tp": 1, "pp": 1, "dp": 1, "virtual_stages": 1, "micro_batch": 1, "global_batch": 1,
                  "schedule": "1f1b", "recompute": "none", "precision": "bf16", "seed": 1, "attention": "unfused"}
+
+
+# Model fields that make another block than ptdp's GPT, the one written here: their GPT values.
+GPT_BLOCK = {"norm": "layernorm", "activation": "gelu", "position": "learned", "bias": True,
+             "tied_embeddings": True, "dropout": 0}
+
+
+def non_gpt_field(model):
+    """(field, what the baseline needs) of the first model field that asks for another block than
+    ptdp's GPT, or None."""
+    for key, gpt in GPT_BLOCK.items():
+        if model.get(key, gpt) != gpt:
+            return key, json.dumps(gpt)
+    if (model.get("kv_heads") or model.get("heads")) != model.get("heads"):
+        return "kv_heads", "kv_heads = heads"
+    return None
 
 
 def refuse(field, message):
@@ -59,6 +76,8 @@ def load_config(path):
     """The config's model, plan (with ptdp's defaults), machine profile and optimizer."""
     c, machine = read_config(path)
     model = dict(c["model"])
+    if (other := non_gpt_field(model)) is not None:
+        refuse("model." + other[0], f"the baseline is ptdp's GPT block ({other[1]})")
     model.setdefault("ffn_hidden", 0)
     model.setdefault("dropout", 0.0)
     plan = {**PLAN_DEFAULTS, **c["plan"]}

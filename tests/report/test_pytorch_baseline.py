@@ -69,6 +69,11 @@ class BaselineConfig(unittest.TestCase):
     def test_a_missing_section(self):
         self.assertIn("c.json: /plan: missing", self.refused(json.dumps({"model": GPT_1_7B})))
 
+    def test_another_block_than_ptdps_gpt(self):
+        for field, value in (("norm", "rmsnorm"), ("activation", "swiglu"), ("kv_heads", 8)):
+            text = json.dumps({"model": {**GPT_1_7B, field: value}, "plan": {}})
+            self.assertIn(f"model.{field}: the baseline is ptdp's GPT block", self.refused(text))
+
 
 def have_torch():
     return importlib.util.find_spec("torch") is not None
