@@ -21,7 +21,8 @@ RankModel::RankModel(ModelContext& ctx, int pp_rank) : ctx_(ctx) {
   collect_params();
   // The distributed optimizer reduce-scatters buckets in d equal blocks;
   // sharded gradients are never held whole (core/optim/sharded_parts.h).
-  if (!ctx.plan.shards_gradients()) grads_ = pack_grads(ctx.ops, params_, ctx.plan.shards_optimizer() ? ctx.plan.dp : 1);
+  if (!ctx.plan.shards_gradients())
+    grads_ = pack_grads(ctx.ops, params_, ctx.plan.shards_optimizer() ? ctx.plan.dp : 1);
 }
 
 void RankModel::attach(PartResidency& residency) {

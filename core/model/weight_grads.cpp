@@ -6,7 +6,8 @@ namespace ptdp {
 void DeferredWeightGrads::run(Ops& ops, PartResidency* residency, int chunk) {
   for (std::size_t i = 0; i < gemms_.size(); ++i) {
     const Gemm& g = gemms_[i];
-    const bool first = i == 0 || gemms_[i - 1].part != g.part, last = i + 1 == gemms_.size() || gemms_[i + 1].part != g.part;
+    const bool first = i == 0 || gemms_[i - 1].part != g.part;
+    const bool last = i + 1 == gemms_.size() || gemms_[i + 1].part != g.part;
     if (residency != nullptr && first) residency->enter(chunk, g.part, PartPass::weight);
     Tensor no_dx, no_bias;  // B computed the input and bias gradients
     // The weight as its GEMM's (m, k) matrix (SwiGLU's (2, f/t, h) fc1 as (2f/t, h)).

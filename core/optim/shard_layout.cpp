@@ -23,7 +23,8 @@ std::vector<OwnedPiece> owned_pieces(const ParamList& params, std::vector<GradBu
 
 std::vector<OwnedPiece> owned_pieces(const ParamList& params, const std::vector<std::int64_t>& offsets,
                                      std::vector<GradBucket> buckets, int dp, int r) {
-  std::sort(buckets.begin(), buckets.end(), [](const GradBucket& a, const GradBucket& b) { return a.offset < b.offset; });
+  std::sort(buckets.begin(), buckets.end(),
+            [](const GradBucket& a, const GradBucket& b) { return a.offset < b.offset; });
   std::vector<OwnedPiece> out;
   std::size_t i = 0;  // first parameter that may reach into the bucket
   for (const GradBucket& b : buckets) {

@@ -10,7 +10,8 @@ namespace ptdp {
 
 ShardedParts::ShardedParts(Ops& ops, ShardLayout layout, Communicator& dp, bool shard_weights)
     : ops_(ops), layout_(std::move(layout)), dp_(dp), shard_weights_(shard_weights), units_(layout_.units.size()) {
-  if (layout_.dp != dp.size()) throw std::invalid_argument("ShardedParts: the layout is not for this data-parallel group");
+  if (layout_.dp != dp.size())
+    throw std::invalid_argument("ShardedParts: the layout is not for this data-parallel group");
   pieces_ = layout_.owned_pieces(dp.rank());
   owned_grads_ = ops.zeros({layout_.size / dp.size()}, DType::f32);
   if (!shard_weights || layout_.units.empty()) return;

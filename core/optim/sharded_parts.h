@@ -22,7 +22,8 @@
 // parameters' values view, and the next part's gather in the same pass is
 // issued before the part computes (prefetch); when it leaves the buffer is
 // released. A recomputed forward runs inside its backward's enter; the
-// embedding's backward needs no weights.
+// embedding's backward needs no weights; a zero-bubble W gathers its layer
+// again (its GEMM call reads the weight's shape, though not its values).
 #pragma once
 #include <deque>
 #include <memory>

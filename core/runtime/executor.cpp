@@ -16,7 +16,8 @@ namespace ptdp {
 
 Executor::Executor(const Config& cfg, Ops& ops, RankModel& model, AdamW& optimizer, ProcessGroups& groups,
                    const TokenSource& data, DistributedOptimizer* sharded, ShardedParts* parts)
-    : cfg_(cfg), ops_(ops), model_(model), optimizer_(optimizer), sharded_(sharded), parts_(parts), groups_(groups), data_(data),
+    : cfg_(cfg), ops_(ops), model_(model), optimizer_(optimizer), sharded_(sharded), parts_(parts), groups_(groups),
+      data_(data),
       scaler_(cfg.plan.precision == Precision::fp16) {
   const Plan& p = cfg.plan;
   if (p.pp > 1) {
@@ -120,7 +121,8 @@ void Executor::execute(const Instr& in, IterationResult& result) {
         if (e.parts_) e.parts_->reduce_tied(e.model_.tied_word(), *e.groups_.embedding);
         else reduce_tied_embedding(e.model_.tied_word(), *e.groups_.embedding);
       },
-      [](Executor& e, const Instr&, IterationResult&) {                                 // reduce_grads: the buckets not launched in backward
+      [](Executor& e, const Instr&, IterationResult&) {                                 // reduce_grads
+        // The buckets not launched in backward, or ZeRO-2/3's reduce-scatters still in flight.
         if (e.parts_) e.parts_->finish_gradients();
         else e.reduce_->finish();
       },
