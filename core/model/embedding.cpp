@@ -34,7 +34,8 @@ ParamList Embedding::params() const {
   return {wte_.get(), wpe_.get()};
 }
 
-std::int64_t Embedding::vocab_start() const { return wte_->value.dim(0) * ctx_.tp_rank(); }
+// From the shard's shape, not its value: ZeRO-3 holds no weights in the embedding's backward.
+std::int64_t Embedding::vocab_start() const { return wte_->shard_shape()[0] * ctx_.tp_rank(); }
 
 Tensor Embedding::forward(const Tensor& tokens) {
   const std::int64_t b = tokens.dim(0), s = tokens.dim(1);

@@ -31,16 +31,27 @@ void ModelChunk::keep_for_backward(LayerActs& acts) {
 }
 
 Tensor ModelChunk::forward(const MicroBatch& mb, const Tensor& input, ChunkActs& acts) {
-  Tensor x = embedding_ ? embedding_->forward(mb.tokens) : input;
+  constexpr PartPass kF = PartPass::forward;
+  Tensor x = input;
+  if (embedding_) {
+    enter(ChunkPart::kEmbedding, kF);
+    x = embedding_->forward(mb.tokens);
+    leave(ChunkPart::kEmbedding, kF);
+  }
   acts.input = input;
   acts.layers.resize(layers_.size());
   const bool keep_scores = ctx_.plan.recompute == Recompute::none;
   for (std::size_t i = 0; i < layers_.size(); ++i) {
+    enter(static_cast<int>(i), kF);
     x = layers_[i]->forward(x, acts.layers[i], keep_scores);
+    leave(static_cast<int>(i), kF);
     keep_for_backward(acts.layers[i]);
   }
-  if (head_) return head_->forward(x, mb.targets, acts.head);
-  return x;
+  if (!head_) return x;
+  enter(ChunkPart::kHead, kF);
+  Tensor losses = head_->forward(x, mb.targets, acts.head);
+  leave(ChunkPart::kHead, kF);
+  return losses;
 }
 
 std::vector<ChunkPart> ModelChunk::backward_parts() const {
@@ -57,23 +68,29 @@ std::vector<ChunkPart> ModelChunk::backward_parts() const {
 
 Tensor ModelChunk::backward(const MicroBatch& mb, const Tensor& dout, ChunkActs& acts, double grad_scale,
                             const PartDone& part_done, DeferredWeightGrads* later) {
+  constexpr PartPass kB = PartPass::backward;
   const auto done = [&](int part) {
+    leave(part, kB);
     if (part_done) part_done(part);
   };
   Tensor dx = dout;
   if (head_) {
+    enter(ChunkPart::kHead, kB);
     dx = head_->backward(mb.targets, acts.head, grad_scale);
     done(ChunkPart::kHead);
   }
   acts.head = HeadActs{};
   for (std::size_t i = layers_.size(); i-- > 0;) {
     LayerActs& a = acts.layers[i];
+    enter(static_cast<int>(i), kB);
+    if (later != nullptr) later->set_part(static_cast<int>(i));
     if (ctx_.plan.recompute == Recompute::full) layers_[i]->forward(a.x, a, true);  // recompute
     dx = layers_[i]->backward(dx, a, later);
     a = LayerActs{};  // free this layer's activations as soon as its backward is done
     done(static_cast<int>(i));
   }
   if (embedding_) {
+    enter(ChunkPart::kEmbedding, kB);
     embedding_->backward(mb.tokens, dx);
     done(ChunkPart::kEmbedding);
     return Tensor{};

@@ -11,6 +11,7 @@
 #include "core/config/chunk_layout.h"
 #include "core/model/embedding.h"
 #include "core/model/lm_head.h"
+#include "core/model/part_residency.h"
 #include "core/model/transformer_layer.h"
 
 namespace ptdp {
@@ -61,6 +62,15 @@ class ModelChunk {
   // The parts in the order backward completes them: head, layers last to first, embedding.
   std::vector<ChunkPart> backward_parts() const;
 
+  // Data-parallel sharding: every part's compute runs between residency's enter
+  // and leave, this chunk numbered `index` (RankModel::attach).
+  void attach(PartResidency* residency, int index) {
+    residency_ = residency;
+    index_ = index;
+  }
+  PartResidency* residency() const { return residency_; }
+  int index() const { return index_; }
+
   const ChunkLayout& layout() const { return layout_; }
   ParamList params() const;
   Embedding* embedding() { return embedding_.get(); }
@@ -68,11 +78,19 @@ class ModelChunk {
 
  private:
   void keep_for_backward(LayerActs& acts);
+  void enter(int part, PartPass pass) const {
+    if (residency_ != nullptr) residency_->enter(index_, part, pass);
+  }
+  void leave(int part, PartPass pass) const {
+    if (residency_ != nullptr) residency_->leave(index_, part, pass);
+  }
   ModelContext& ctx_;
   ChunkLayout layout_;
   std::unique_ptr<Embedding> embedding_;
   std::vector<std::unique_ptr<TransformerLayer>> layers_;
   std::unique_ptr<LmHead> head_;
+  PartResidency* residency_ = nullptr;
+  int index_ = 0;
 };
 
 }  // namespace ptdp

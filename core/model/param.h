@@ -31,6 +31,8 @@ struct Param {
   bool tied_copy = false;        // the last stage's copy of the tied word embedding
 
   Shape shard_shape() const;
+  // Elements of this rank's shard (also while `value` is not held: ZeRO-3).
+  std::int64_t numel() const { return shape_numel(shard_shape()); }
   // Offset in the full tensor of element `local` of this shard (row-major).
   std::int64_t full_index(std::int64_t local) const;
 };

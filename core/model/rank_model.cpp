@@ -19,8 +19,14 @@ RankModel::RankModel(ModelContext& ctx, int pp_rank) : ctx_(ctx) {
     }
   }
   collect_params();
-  // The distributed optimizer reduce-scatters buckets in d equal blocks.
-  grads_ = pack_grads(ctx.ops, params_, ctx.plan.shards_optimizer() ? ctx.plan.dp : 1);
+  // The distributed optimizer reduce-scatters buckets in d equal blocks;
+  // sharded gradients are never held whole (core/optim/sharded_parts.h).
+  if (!ctx.plan.shards_gradients())
+    grads_ = pack_grads(ctx.ops, params_, ctx.plan.shards_optimizer() ? ctx.plan.dp : 1);
+}
+
+void RankModel::attach(PartResidency& residency) {
+  for (std::size_t c = 0; c < chunks_.size(); ++c) chunks_[c]->attach(&residency, static_cast<int>(c));
 }
 
 void RankModel::collect_params() {
@@ -30,12 +36,13 @@ void RankModel::collect_params() {
       if (seen.insert(p).second) params_.push_back(p);
 }
 
-
-void RankModel::zero_grads() { ctx_.ops.zero(grads_); }
+void RankModel::zero_grads() {
+  if (grads_.defined()) ctx_.ops.zero(grads_);
+}
 
 std::int64_t RankModel::num_parameters() const {
   std::int64_t n = 0;
-  for (const Param* p : params_) n += p->value.numel();
+  for (const Param* p : params_) n += p->numel();
   return n;
 }
 

@@ -1,7 +1,9 @@
 // This rank's share of the GPT: its v model chunks (virtual stages c·p + r),
 // holding the tensor-parallel shards of their parameters. All gradients live
 // in one flat fp32 buffer, so data-parallel reduction runs over a few large
-// buckets instead of one message per parameter.
+// buckets instead of one message per parameter; when the data-parallel group
+// shards gradients (ZeRO-2/3) there is no such buffer: each part's gradients
+// live in transient buffers its PartResidency binds (part_residency.h).
 #pragma once
 #include <memory>
 #include <vector>
@@ -22,8 +24,11 @@ class RankModel {
   // pipeline (first or last stage when p > 1); null otherwise.
   Param* tied_word() const { return tied_word_; }
 
-  // All gradients, contiguous, fp32 (every Param::grad is a view into it).
+  // All gradients, contiguous, fp32 (every Param::grad is a view into it);
+  // undefined when the data-parallel group shards gradients.
   Tensor& grad_buffer() { return grads_; }
+  // Data-parallel sharding: every chunk's parts run between residency's enter and leave.
+  void attach(PartResidency& residency);
   void zero_grads();
 
   // Parameter elements on this rank (its shards).

@@ -7,6 +7,7 @@
 
 #include "core/kernels/ops.h"
 #include "core/model/param.h"
+#include "core/model/part_residency.h"
 
 namespace ptdp {
 
@@ -15,18 +16,24 @@ class DeferredWeightGrads {
  public:
   // Later: param.grad (m, k) += dyᵀ · x, dy (…, m) the output gradient and x
   // (…, k) the input of the layer's forward. Holds both until run().
-  void add(const Tensor& dy, const Tensor& x, Param& param) { gemms_.push_back({dy, x, &param}); }
+  void add(const Tensor& dy, const Tensor& x, Param& param) { gemms_.push_back({dy, x, &param, part_}); }
+  // The chunk part (ChunkPart numbering) whose GEMMs the following add()s record.
+  void set_part(int part) { part_ = part; }
   // All of them, in the order B recorded them (so the sums match the fused
-  // backward's order per parameter), then frees dy and x.
-  void run(Ops& ops);
+  // backward's order per parameter), then frees dy and x. With `residency`
+  // (data-parallel sharding) each part's GEMMs run between its enter and leave
+  // of PartPass::weight on chunk `chunk`.
+  void run(Ops& ops, PartResidency* residency = nullptr, int chunk = 0);
   bool empty() const { return gemms_.empty(); }
 
  private:
   struct Gemm {
     Tensor dy, x;
     Param* param;
+    int part;
   };
   std::vector<Gemm> gemms_;
+  int part_ = 0;
 };
 
 // The dW argument of a linear layer's backward: the gradient itself when

@@ -1,7 +1,6 @@
 // The distributed optimizer: owned pieces, the sharded step and the parameter gather.
 #include "core/optim/distributed_optimizer.h"
 
-#include <algorithm>
 #include <stdexcept>
 
 #include "core/optim/grad_clip.h"
@@ -15,37 +14,35 @@ Tensor flat(const Tensor& t) { return t.view({t.numel()}); }
 
 }  // namespace
 
-std::vector<OwnedPiece> owned_pieces(const ParamList& params, std::vector<GradBucket> buckets, int dp, int r) {
-  std::sort(buckets.begin(), buckets.end(), [](const GradBucket& a, const GradBucket& b) { return a.offset < b.offset; });
-  std::vector<OwnedPiece> out;
-  std::size_t i = 0;
-  std::int64_t start = 0;  // buffer offset of params[i]
-  for (const GradBucket& b : buckets) {
-    if (b.count % dp != 0) throw std::invalid_argument("owned_pieces: a bucket is not a multiple of d");
-    const std::int64_t block = b.count / dp, lo = b.offset + r * block, hi = lo + block;
-    for (; i < params.size() && start + params[i]->value.numel() <= lo; ++i) start += params[i]->value.numel();
-    std::int64_t first = start;  // params[k]'s offset
-    for (std::size_t k = i; k < params.size() && first < hi; ++k) {
-      const std::int64_t last = first + params[k]->value.numel();
-      const std::int64_t a = std::max(first, lo), e = std::min(last, hi);
-      if (e > a) out.push_back({params[k], a - first, b.offset / dp + (a - lo), e - a});
-      first = last;
-    }
-  }
-  return out;
-}
-
 DistributedOptimizer::DistributedOptimizer(Ops& ops, const ParamList& params, Tensor grads,
                                            std::vector<GradBucket> buckets, Communicator& dp,
                                            const OptimizerConfig& cfg)
     : ops_(ops), params_(params), grads_(std::move(grads)), buckets_(std::move(buckets)), dp_(dp) {
   owned_ = ops.zeros({grads_.numel() / dp.size()}, DType::f32);
   pieces_ = owned_pieces(params_, buckets_, dp.size(), dp.rank());
+  make_adamw(Tensor{}, cfg);
+}
+
+DistributedOptimizer::DistributedOptimizer(Ops& ops, const ShardLayout& layout, Tensor owned, Tensor owned_weights,
+                                           Communicator& dp, const OptimizerConfig& cfg)
+    : ops_(ops), owned_(std::move(owned)), dp_(dp) {
+  if (layout.dp != dp.size() || owned_.numel() * dp.size() != layout.size)
+    throw std::invalid_argument("DistributedOptimizer: the owned buffer is not 1/d of the shard layout");
+  for (const ShardUnit& u : layout.units) params_.insert(params_.end(), u.params.begin(), u.params.end());
+  pieces_ = layout.owned_pieces(dp.rank());
+  make_adamw(owned_weights, cfg);
+}
+
+// AdamW target i: owned piece i's weights (the parameter's elements, or
+// ZeRO-3's owned weights) and its owned gradients.
+void DistributedOptimizer::make_adamw(const Tensor& owned_weights, const OptimizerConfig& cfg) {
   std::vector<AdamWTarget> targets;
-  for (const OwnedPiece& pc : pieces_)
-    targets.push_back({flat(pc.param->value).rows(pc.param_offset, pc.count), owned_.rows(pc.owned_offset, pc.count),
-                       pc.param->weight_decay});
-  adamw_ = std::make_unique<AdamW>(ops, std::move(targets), cfg);
+  for (const OwnedPiece& pc : pieces_) {
+    Tensor value = owned_weights.defined() ? owned_weights.rows(pc.owned_offset, pc.count)
+                                           : flat(pc.param->value).rows(pc.param_offset, pc.count);
+    targets.push_back({value, owned_.rows(pc.owned_offset, pc.count), pc.param->weight_decay});
+  }
+  adamw_ = std::make_unique<AdamW>(ops_, std::move(targets), cfg);
 }
 
 double DistributedOptimizer::grad_norm(Communicator& model_parallel) {
@@ -67,6 +64,7 @@ void DistributedOptimizer::step(double lr) {
     ops_.copy(adamw_->master(i), dst);
   }
   const std::int64_t dp = dp_.size();
+  if (!grads_.defined()) return;  // ZeRO-2/3: ShardedParts
   for (const GradBucket& b : buckets_)
     gathers_.push_back(dp_.all_gather_overlapped(owned_.rows(b.offset / dp, b.count / dp).raw(),
                                                  grads_.rows(b.offset, b.count).raw(), b.count / dp, DType::f32));

@@ -15,8 +15,9 @@
 namespace ptdp {
 
 Executor::Executor(const Config& cfg, Ops& ops, RankModel& model, AdamW& optimizer, ProcessGroups& groups,
-                   const TokenSource& data, DistributedOptimizer* sharded)
-    : cfg_(cfg), ops_(ops), model_(model), optimizer_(optimizer), sharded_(sharded), groups_(groups), data_(data),
+                   const TokenSource& data, DistributedOptimizer* sharded, ShardedParts* parts)
+    : cfg_(cfg), ops_(ops), model_(model), optimizer_(optimizer), sharded_(sharded), parts_(parts), groups_(groups),
+      data_(data),
       scaler_(cfg.plan.precision == Precision::fp16) {
   const Plan& p = cfg.plan;
   if (p.pp > 1) {
@@ -42,7 +43,8 @@ IterationResult Executor::run(const Program& program, std::int64_t first_sample,
   lr_ = lr;
   finish_param_gather();  // before zero_grads: the gather lands in the gradient buffer
   model_.zero_grads();
-  plan_reduction(program);
+  if (parts_) parts_->begin_iteration();
+  else plan_reduction(program);
   if (!loss_sum_.defined()) loss_sum_ = ops_.empty({1}, DType::f64);
   ops_.zero(loss_sum_);
   IterationResult result;
@@ -116,9 +118,14 @@ void Executor::execute(const Instr& in, IterationResult& result) {
       [](Executor& e, const Instr& i, IterationResult&) { e.backward(i); },            // backward_input
       [](Executor& e, const Instr& i, IterationResult&) { e.backward_weight(i); },     // backward_weight
       [](Executor& e, const Instr&, IterationResult&) {                                 // reduce_tied
-        reduce_tied_embedding(e.model_.tied_word(), *e.groups_.embedding);
+        if (e.parts_) e.parts_->reduce_tied(e.model_.tied_word(), *e.groups_.embedding);
+        else reduce_tied_embedding(e.model_.tied_word(), *e.groups_.embedding);
       },
-      [](Executor& e, const Instr&, IterationResult&) { e.reduce_->finish(); },        // reduce_grads: the buckets not launched in backward
+      [](Executor& e, const Instr&, IterationResult&) {                                 // reduce_grads
+        // The buckets not launched in backward, or ZeRO-2/3's reduce-scatters still in flight.
+        if (e.parts_) e.parts_->finish_gradients();
+        else e.reduce_->finish();
+      },
       [](Executor& e, const Instr&, IterationResult& r) { e.optimizer_step(r); });     // optimizer_step
   kRun[op_index(in.op)](*this, in, result);
 }
@@ -157,7 +164,8 @@ void Executor::finish_param_gather() {
 // On the last backward of a chunk, each completed part may make buckets ready
 // (without overlap_grad_reduce all wait for reduce_grads).
 PartDone Executor::part_done(const Instr& in) {
-  if (!cfg_.plan.overlap_grad_reduce || in.mb != last_backwards_.mb[static_cast<std::size_t>(in.chunk)]) return {};
+  if (parts_ || !cfg_.plan.overlap_grad_reduce || in.mb != last_backwards_.mb[static_cast<std::size_t>(in.chunk)])
+    return {};  // ZeRO-2/3 reduce-scatter every micro-batch's gradients (ShardedParts)
   return [this, chunk = in.chunk](int part) {
     const auto it = std::find(visit_.begin(), visit_.end(), BackwardSite{chunk, part});
     reduce_->visited(static_cast<int>(it - visit_.begin()));
@@ -192,11 +200,12 @@ void Executor::backward(const Instr& in) {
 void Executor::backward_weight(const Instr& in) {
   const auto it = deferred_.find({in.mb, in.chunk});
   if (it == deferred_.end()) throw std::logic_error(to_string(in) + " before its backward_input");
-  it->second.run(ops_);
+  ModelChunk& chunk = model_.chunk(in.chunk);
+  it->second.run(ops_, chunk.residency(), chunk.index());
   deferred_.erase(it);
   const PartDone done = part_done(in);
   if (!done) return;
-  for (const ChunkPart& part : model_.chunk(in.chunk).backward_parts()) done(part.part);
+  for (const ChunkPart& part : chunk.backward_parts()) done(part.part);
 }
 
 int Executor::tag(bool gradient, int virtual_stage, int mb) const {
@@ -310,6 +319,7 @@ void Executor::optimizer_step(IterationResult& result) {
     return;
   }
   sharded_->step(lr_);
+  if (parts_ && !cfg_.plan.shards_parameters()) parts_->install_weights(sharded_->owned_grads());  // ZeRO-2
   if (!cfg_.plan.overlap_param_gather) sharded_->finish_param_gather();
 }
 

@@ -18,6 +18,7 @@
 #include "core/optim/distributed_optimizer.h"
 #include "core/optim/grad_reduce.h"
 #include "core/optim/loss_scaler.h"
+#include "core/optim/sharded_parts.h"
 #include "core/results/timeline.h"
 #include "core/runtime/grad_overlap.h"
 #include "core/schedule/deadlock.h"
@@ -36,9 +37,10 @@ struct IterationResult {
 
 class Executor {
  public:
-  // `sharded`: the distributed optimizer (then `optimizer` is its AdamW), or null.
+  // `sharded`: the distributed optimizer (then `optimizer` is its AdamW), or null;
+  // `parts`: ZeRO-2/3's residency, attached to `model` (then `sharded` is built on its layout), or null.
   Executor(const Config& cfg, Ops& ops, RankModel& model, AdamW& optimizer, ProcessGroups& groups,
-           const TokenSource& data, DistributedOptimizer* sharded = nullptr);
+           const TokenSource& data, DistributedOptimizer* sharded = nullptr, ShardedParts* parts = nullptr);
 
   // Distributed optimizer: waits for the last step's parameter all-gather and
   // puts the weights in place (run() does it before its first forward).
@@ -94,6 +96,7 @@ class Executor {
   RankModel& model_;
   AdamW& optimizer_;
   DistributedOptimizer* sharded_;
+  ShardedParts* parts_;
   ProcessGroups& groups_;
   const TokenSource& data_;
   std::int64_t first_sample_ = 0;
@@ -111,7 +114,7 @@ class Executor {
   Tensor loss_sum_;                             // (1) f64: Σ per-token losses of this iteration, on the device
   LastBackwards last_backwards_;                // when each chunk's gradients become final
   std::vector<BackwardSite> visit_;             // the sites those last backwards complete, in order
-  std::unique_ptr<BucketedGradReduce> reduce_;  // the data-parallel all-reduce, bucket by bucket
+  std::unique_ptr<BucketedGradReduce> reduce_;  // the data-parallel all-reduce, bucket by bucket (null with parts_)
 };
 
 }  // namespace ptdp

@@ -15,7 +15,13 @@ Trainer::Trainer(const Config& cfg, Ops& ops, ProcessGroups& groups, const Token
   if (initial) initial(*model_);
   const ScheduleSpec spec{cfg.plan.pp, cfg.plan.micro_batches(), cfg.plan.virtual_stages, groups.coord.pp};
   program_ = build_program(cfg.plan.schedule, spec);
-  if (cfg.plan.shards_optimizer()) {
+  if (cfg.plan.shards_gradients()) {
+    parts_ = std::make_unique<ShardedParts>(ops, shard_layout(*model_, groups.dp->size()), *groups.dp,
+                                            cfg.plan.shards_parameters());
+    model_->attach(*parts_);
+    sharded_ = std::make_unique<DistributedOptimizer>(ops, parts_->layout(), parts_->owned_grads(),
+                                                      parts_->owned_weights(), *groups.dp, cfg.optimizer);
+  } else if (cfg.plan.shards_optimizer()) {
     // The buckets the executor reduce-scatters: the same program, the same plan.
     std::vector<GradBucket> buckets = plan_reduction(*model_, program_, groups.dp->size()).buckets;
     sharded_ = std::make_unique<DistributedOptimizer>(ops, model_->params(), model_->grad_buffer(),
@@ -24,7 +30,7 @@ Trainer::Trainer(const Config& cfg, Ops& ops, ProcessGroups& groups, const Token
     optimizer_ = std::make_unique<AdamW>(ops, model_->params(), cfg.optimizer);
   }
   AdamW& adamw = sharded_ ? sharded_->adamw() : *optimizer_;
-  executor_ = std::make_unique<Executor>(cfg, ops, *model_, adamw, groups, data, sharded_.get());
+  executor_ = std::make_unique<Executor>(cfg, ops, *model_, adamw, groups, data, sharded_.get(), parts_.get());
 }
 
 std::vector<OwnedPiece> Trainer::state_pieces() const {

@@ -38,12 +38,13 @@ class Trainer {
   // distributed optimizer's parameter gather).
   RankModel& model() {
     executor_->finish_param_gather();
+    if (parts_) parts_->materialize();  // ZeRO-3: whole weights until the next step
     return *model_;
   }
   const AdamW& optimizer() const { return sharded_ ? sharded_->adamw() : *optimizer_; }
   AdamW& optimizer() { return sharded_ ? sharded_->adamw() : *optimizer_; }
-  // What AdamW target i updates: the whole parameter i, or (distributed
-  // optimizer) owned piece i. A checkpoint names the state by these.
+  // What AdamW target i updates: the whole parameter i, or (data-parallel
+  // sharding) owned piece i. A checkpoint names the state by these.
   std::vector<OwnedPiece> state_pieces() const;
   // What a checkpoint saves and restores (core/checkpoint/checkpoint.h); waits as model() does.
   TrainingState training_state();
@@ -61,6 +62,7 @@ class Trainer {
   ModelContext ctx_;
   std::unique_ptr<RankModel> model_;
   std::unique_ptr<AdamW> optimizer_;               // null with the distributed optimizer
+  std::unique_ptr<ShardedParts> parts_;            // ZeRO-2/3's residency; null without
   std::unique_ptr<DistributedOptimizer> sharded_;  // null without
   std::unique_ptr<Executor> executor_;
   Program program_;

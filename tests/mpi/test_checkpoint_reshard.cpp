@@ -5,7 +5,9 @@
 // relative (the equivalence tests' tolerance: fp32 summation order differs
 // between layouts). A layout of N ranks uses the first N; the others wait.
 // The Llama block's too: its kv heads shared by pairs of ranks at t = 4
-// (written once) saved into or loaded from layouts that split them. Every
+// (written once) saved into or loaded from layouts that split them. And every
+// dp_sharding: a ZeRO-2 or ZeRO-3 save (each rank's owned blocks of its units)
+// loads under another sharding and d, and the other way round. Every
 // save passes the checks a load makes before any work (checkpoint_problems).
 #include <gtest/gtest.h>
 
@@ -30,10 +32,12 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kReshardSaveAt = 3, kReshardIterations = 5;
+constexpr DpSharding kNone = DpSharding::none, kOptimizer = DpSharding::optimizer, kGradients = DpSharding::gradients,
+                     kParameters = DpSharding::parameters;
 
 struct Shape3 {
   int t, p, dp;
-  bool distributed_optimizer = false;
+  DpSharding sharding = DpSharding::none;
   bool llama = false;  // the Llama block (use_llama_block)
 };
 
@@ -43,7 +47,7 @@ Config reshard_config(const Shape3& s) {
   c.plan.tp = s.t;
   c.plan.pp = s.p;
   c.plan.dp = s.dp;
-  c.plan.dp_sharding = s.distributed_optimizer ? DpSharding::optimizer : DpSharding::none;
+  c.plan.dp_sharding = s.sharding;
   return c;
 }
 
@@ -56,7 +60,7 @@ std::vector<double> reshard_train(const Shape3& s, Communicator& comm, int from,
 const std::vector<double>& reshard_reference(bool llama) {
   const auto run = [](bool block) {
     SingleRankCommunicator one;
-    return reshard_train({1, 1, 1, false, block}, one, 0, kReshardIterations, {}, {});
+    return reshard_train({1, 1, 1, DpSharding::none, block}, one, 0, kReshardIterations, {}, {});
   };
   static const std::vector<double> gpt = run(false), llama_ref = run(true);
   return llama ? llama_ref : gpt;
@@ -75,9 +79,9 @@ struct Reshard {
   Shape3 saved, loaded;
 };
 void PrintTo(const Reshard& r, std::ostream* os) {
-  *os << "(" << r.saved.t << "," << r.saved.p << "," << r.saved.dp << (r.saved.distributed_optimizer ? ",distopt" : "")
-      << ")->(" << r.loaded.t << "," << r.loaded.p << "," << r.loaded.dp
-      << (r.loaded.distributed_optimizer ? ",distopt" : "") << ")" << (r.saved.llama ? " llama" : "");
+  *os << "(" << r.saved.t << "," << r.saved.p << "," << r.saved.dp << "," << to_string(r.saved.sharding) << ")->("
+      << r.loaded.t << "," << r.loaded.p << "," << r.loaded.dp << "," << to_string(r.loaded.sharding) << ")"
+      << (r.saved.llama ? " llama" : "");
 }
 
 class CheckpointReshard : public testing::TestWithParam<Reshard> {};
@@ -114,10 +118,16 @@ TEST_P(CheckpointReshard, ContinuesTheUninterruptedRun) {
 
 INSTANTIATE_TEST_SUITE_P(Layouts, CheckpointReshard,
                          testing::Values(Reshard{{1, 1, 1}, {1, 2, 1}}, Reshard{{2, 2, 1}, {2, 1, 2}},
-                                         Reshard{{1, 1, 1}, {2, 2, 2}}, Reshard{{2, 2, 1}, {2, 2, 2, true}},
-                                         Reshard{{2, 2, 2, true}, {1, 2, 1}},
-                                         Reshard{{4, 1, 1, false, true}, {1, 2, 1, false, true}},
-                                         Reshard{{2, 1, 1, false, true}, {4, 1, 2, true, true}}));
+                                         Reshard{{1, 1, 1}, {2, 2, 2}}, Reshard{{2, 2, 1}, {2, 2, 2, kOptimizer}},
+                                         Reshard{{2, 2, 2, kOptimizer}, {1, 2, 1}},
+                                         Reshard{{4, 1, 1, kNone, true}, {1, 2, 1, kNone, true}},
+                                         Reshard{{2, 1, 1, kNone, true}, {4, 1, 2, kOptimizer, true}},
+                                         // Across ZeRO-2/3 and d: owned blocks of units saved, any layout loaded.
+                                         Reshard{{2, 2, 2, kGradients}, {1, 1, 2, kParameters}},
+                                         Reshard{{1, 1, 2, kParameters}, {2, 2, 2, kOptimizer}},
+                                         Reshard{{2, 1, 2, kParameters}, {1, 2, 2, kGradients}},
+                                         Reshard{{1, 1, 1}, {2, 2, 2, kParameters}},
+                                         Reshard{{2, 2, 2, kParameters}, {1, 1, 1}}));
 
 }  // namespace
 }  // namespace ptdp

@@ -34,7 +34,7 @@ struct Layout {
   bool scatter_gather;
   std::vector<int> layers_per_stage = {};  // empty: the even split
   bool sequence_parallel = false;
-  bool distributed_optimizer = false;
+  DpSharding sharding = DpSharding::none;
   bool overlap = true;  // overlap_grad_reduce and overlap_param_gather
   bool tp_comm_overlap = false;
   bool llama = false;  // the Llama block (use_llama_block)
@@ -56,12 +56,23 @@ std::string schedule_tag(const char* schedule) {
   return s;
 }
 
+// "_distopt" (dp_sharding optimizer, Megatron's distributed optimizer), "_zero2", "_zero3".
+std::string sharding_tag(DpSharding s, bool overlap) {
+  switch (s) {
+    case DpSharding::none: return "";
+    case DpSharding::optimizer: return overlap ? "_distopt" : "_distopt_nooverlap";
+    case DpSharding::gradients: return "_zero2";
+    case DpSharding::parameters: return "_zero3";
+  }
+  return "";
+}
+
 std::string name_of(const Layout& l) {
   return "t" + std::to_string(l.t) + "p" + std::to_string(l.p) + "d" + std::to_string(l.dp) + "v" +
          std::to_string(l.v) + "_" + schedule_tag(l.schedule) + "_" +
          to_string(l.recompute) + (l.scatter_gather ? "_sg" : "") + split_name(l.layers_per_stage) +
          (l.sequence_parallel ? "_sp" : "") +
-         (l.distributed_optimizer ? (l.overlap ? "_distopt" : "_distopt_nooverlap") : "") +
+         sharding_tag(l.sharding, l.overlap) +
          (l.tp_comm_overlap ? "_tpoverlap" : "") + (l.llama ? "_llama" : "");
 }
 
@@ -125,7 +136,7 @@ void run_layout(const Layout& l, Communicator& sub) {
   cfg.plan.scatter_gather = l.scatter_gather;
   cfg.plan.layers_per_stage = l.layers_per_stage;
   cfg.plan.sequence_parallel = l.sequence_parallel;
-  cfg.plan.dp_sharding = l.distributed_optimizer ? DpSharding::optimizer : DpSharding::none;
+  cfg.plan.dp_sharding = l.sharding;
   cfg.plan.overlap_grad_reduce = cfg.plan.overlap_param_gather = l.overlap;
   cfg.plan.tp_comm_overlap = l.tp_comm_overlap;
   ASSERT_TRUE(validate(cfg, sub.size()).empty()) << validate(cfg, sub.size()).front().message;
@@ -194,12 +205,25 @@ std::vector<Layout> layouts() {
   // parameters all-gathered; with and without overlapping both.
   for (const Shape& s : {Shape{1, 1, 2, 1}, Shape{2, 2, 2, 1}})
     for (bool overlap : {true, false})
-      out.push_back({s.t, s.p, s.dp, s.v, "1f1b", Recompute::none, false, {}, false, true, overlap});
+      out.push_back({s.t, s.p, s.dp, s.v, "1f1b", Recompute::none, false, {}, false, DpSharding::optimizer, overlap});
+  // ZeRO-2 and ZeRO-3: gradients reduce-scattered per micro-batch as each part's
+  // backward ends; ZeRO-3 also gathers each part's weights around its forward
+  // and backward. With sequence parallelism, recompute, and the pipeline
+  // schedules (zero bubble's deferred W flushes again; interleaved's chunks).
+  for (DpSharding z : {DpSharding::gradients, DpSharding::parameters}) {
+    out.push_back({1, 1, 2, 1, "1f1b", Recompute::none, false, {}, false, z});
+    out.push_back({1, 1, 2, 1, "1f1b", Recompute::full, false, {}, false, z});
+    out.push_back({2, 2, 2, 1, "1f1b", Recompute::none, false, {}, true, z});
+    out.push_back({2, 2, 2, 1, "gpipe", Recompute::selective, true, {}, false, z});
+    out.push_back({1, 2, 2, 1, "zb-h1", Recompute::none, false, {}, false, z});
+    out.push_back({1, 2, 2, 1, "zb-h2", Recompute::full, false, {}, false, z});
+    out.push_back({2, 2, 2, 2, "interleaved", Recompute::full, false, {}, true, z});
+  }
   // Tensor-parallel communication overlap: the rings of t = 2 (one neighbour) and
   // t = 4 (distinct previous and next ranks), and under zero bubble's deferred W.
   for (const Shape& s : {Shape{2, 1, 1, 1}, Shape{4, 1, 1, 1}})
-    out.push_back({s.t, s.p, s.dp, s.v, "1f1b", Recompute::none, false, {}, true, false, true, true});
-  out.push_back({2, 2, 2, 1, "zb-h1", Recompute::none, false, {}, true, false, true, true});
+    out.push_back({s.t, s.p, s.dp, s.v, "1f1b", Recompute::none, false, {}, true, DpSharding::none, true, true});
+  out.push_back({2, 2, 2, 1, "zb-h1", Recompute::none, false, {}, true, DpSharding::none, true, true});
   // The Llama block: kv heads split over t = 2, shared by pairs of ranks at
   // t = 4 (under sequence parallelism, its ring overlap, zero bubble's deferred
   // W and the distributed optimizer too), interleaved with selective recompute.
@@ -210,9 +234,10 @@ std::vector<Layout> layouts() {
   llama({2, 1, 1, 1, "1f1b", Recompute::none, false});
   llama({1, 2, 1, 1, "1f1b", Recompute::full, false});
   llama({2, 2, 2, 2, "interleaved", Recompute::selective, false});
-  llama({4, 1, 1, 1, "1f1b", Recompute::none, false, {}, true, false, true, true});
+  llama({4, 1, 1, 1, "1f1b", Recompute::none, false, {}, true, DpSharding::none, true, true});
   llama({4, 2, 1, 1, "zb-h1", Recompute::none, false, {}, true});
-  llama({4, 1, 2, 1, "1f1b", Recompute::none, false, {}, false, true});
+  llama({4, 1, 2, 1, "1f1b", Recompute::none, false, {}, false, DpSharding::optimizer});
+  llama({2, 2, 2, 1, "zb-h1", Recompute::none, false, {}, true, DpSharding::parameters});
   return out;
 }
 

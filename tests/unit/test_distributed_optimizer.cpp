@@ -42,6 +42,7 @@ TEST(DistributedOptimizer, OwnedPiecesCoverEveryElementOnceInBlockOrder) {
   ParamList params;
   for (const BucketParam& bp : three_params()) {
     owned.push_back(std::make_unique<Param>());
+    owned.back()->full_shape = {bp.numel};
     owned.back()->value = ops.zeros({bp.numel});
     params.push_back(owned.back().get());
   }
