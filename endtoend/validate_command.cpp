@@ -93,17 +93,9 @@ void print_memory_check(const MemorySourceCheck& c, bool quiet) {
 }
 
 // `--set memory`: every published memory figure against the model; the JSON for the report.
+// A malformed sweep or reference throws (SweepRefused, JsonRefused), refused by run().
 int run_memory(const ValidateArgs& args) {
-  std::vector<MemorySourceCheck> checks;
-  try {
-    checks = check_memory_set();
-  } catch (const SweepRefused& e) {
-    for (const auto& p : e.problems()) std::fprintf(stderr, "ptdp validate: %s\n", p.c_str());
-    return kExitRefused;
-  } catch (const std::runtime_error& e) {
-    std::fprintf(stderr, "ptdp validate: %s\n", e.what());
-    return kExitRefused;
-  }
+  const std::vector<MemorySourceCheck> checks = check_memory_set();
   for (const MemorySourceCheck& c : checks) print_memory_check(c, args.quiet);
   const MemoryErrors all = memory_errors(checks, true), modelled = memory_errors(checks, false);
   std::printf("memory set: %zu figures from %zu sources, mean |memory error| %.1f%%, max %.1f%%; "
@@ -126,11 +118,11 @@ int run(const ValidateArgs& args) {
                                 "--set memory checks its own sweeps (sweeps/memory/*.json) and has no ablation"}});
     return kExitRefused;
   }
-  if (args.set == "memory") return run_memory(args);
   std::unique_ptr<Calibration> calibration;
   nlohmann::json all = nlohmann::json::array();
   std::vector<ExperimentCheck> checks;
   try {
+    if (args.set == "memory") return run_memory(args);
     if (!args.calibration.empty()) calibration = std::make_unique<Calibration>(Calibration::load(args.calibration));
     const nlohmann::json reference =
         modern(args) ? load_reference_experiments(modern_reference_file()) : load_reference_experiments();

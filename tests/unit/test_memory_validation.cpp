@@ -44,18 +44,18 @@ TEST(MemoryReference, ReadsAWellFormedRun) {
 
 TEST(MemoryReference, RefusesAMalformedFileNamingTheField) {
   const std::string ok_scope = R"("scope": "total", "where": "w")";
-  EXPECT_EQ(refused_pointer(R"({)" + ok_scope + "}"), "/experiments/src/runs/r1");  // no value
+  EXPECT_EQ(refused_pointer(R"({)" + ok_scope + "}"), "/experiments/src/runs/r1/value");  // missing
   EXPECT_EQ(refused_pointer(R"({"value": 0, )" + ok_scope + "}"), "/experiments/src/runs/r1/value");
   EXPECT_EQ(refused_pointer(R"({"value": "8", )" + ok_scope + "}"), "/experiments/src/runs/r1/value");
   EXPECT_EQ(refused_pointer(R"({"value": 8, "scope": "weights", "where": "w"})"), "/experiments/src/runs/r1/scope");
-  EXPECT_EQ(refused_pointer(R"({"value": 8, "where": "w"})"), "/experiments/src/runs/r1");  // no scope
-  EXPECT_EQ(refused_pointer(R"({"value": 8, "scope": "total"})"), "/experiments/src/runs/r1");  // no where
+  EXPECT_EQ(refused_pointer(R"({"value": 8, "where": "w"})"), "/experiments/src/runs/r1/scope");  // missing
+  EXPECT_EQ(refused_pointer(R"({"value": 8, "scope": "total"})"), "/experiments/src/runs/r1/where");  // missing
   test::ScratchDir dir("memory-reference-source");
   try {
     read_memory_reference(dir.write("ref.json", R"({"experiments": {"src": {"runs": {}}}})"));
     ADD_FAILURE() << "a source without its description read";
   } catch (const JsonRefused& e) {
-    EXPECT_EQ(e.pointer(), "/experiments/src");
+    EXPECT_EQ(e.pointer(), "/experiments/src/source");
   }
 }
 
@@ -68,8 +68,10 @@ TEST(MemoryCheck, TheComparisonsArithmeticOnAHandComputedPoint) {
   EXPECT_DOUBLE_EQ(modelled_memory(MemoryScope::model_state, stage, 1000), 8000.0);
   EXPECT_DOUBLE_EQ(modelled_memory(MemoryScope::activations, stage, 1000), 7000.0);
   EXPECT_DOUBLE_EQ(modelled_memory(MemoryScope::total, stage, 1000), 15000.0);
-  const MemorySourceCheck c{"s", "s", "", {{MemoryRun{.value = 7.5}, 8.0, (8.0 - 7.5) / 7.5, {}},
-                                          {MemoryRun{.value = 10, .pending = "zero-3"}, 12.0, 0.2, {}}}, {}};
+  MemoryRun within, pending;
+  within.value = 7.5;
+  pending.value = 10, pending.pending = "zero-3";
+  const MemorySourceCheck c{"s", "s", "", {{within, 8.0, (8.0 - 7.5) / 7.5, {}}, {pending, 12.0, 0.2, {}}}, {}};
   const MemoryErrors all = memory_errors({c}, true), modelled = memory_errors({c}, false);
   EXPECT_EQ(all.points, 2u);
   EXPECT_NEAR(all.mean_abs_error, (1.0 / 15 + 0.2) / 2, 1e-12);
@@ -135,6 +137,22 @@ TEST(CliValidate, MemorySetPrintsTheMemoryErrorAndWritesItsJson) {
   const auto bad = test::run_command(test::ptdp_cli() + " validate --set memory sweeps/table1.json", dir);
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("sweeps"), std::string::npos) << bad.err;
+}
+
+// A sweep point whose tag.run the reference lacks is refused, naming it, before anything is compared.
+TEST(CliValidate, MemorySetRefusesAPointWithoutItsPublishedRun) {
+  test::ScratchDir dir("validate-memory-unknown-run");
+  const std::filesystem::path root = dir.path() / "data", src(PTDP_SOURCE_DIR);
+  std::filesystem::create_directories(root / "sweeps" / "memory");
+  std::filesystem::create_directories(root / "report" / "reference");
+  std::filesystem::copy(src / "sweeps" / "machines", root / "sweeps" / "machines");
+  std::filesystem::copy(src / "report" / "reference" / "memory-runs.json", root / "report" / "reference");
+  nlohmann::json sweep = read_json_file(src / "sweeps" / "memory" / "zero2020.json");
+  sweep["points"][0]["tag.run"] = "fig9-unknown";
+  std::ofstream(root / "sweeps" / "memory" / "zero2020.json") << sweep.dump();
+  const auto r = test::run_command("PTDP_DATA_DIR='" + root.string() + "' " + test::ptdp_cli() + " validate --set memory", dir);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("tag.run \"fig9-unknown\" is no run of \"zero2020\""), std::string::npos) << r.err;
 }
 
 }  // namespace
