@@ -4,6 +4,9 @@
 // the same as JSON for the report. `--set modern` does the same for the modern
 // set (sweeps/modern/*.json against report/reference/modern-runs.json: one
 // experiment per published source) and adds the figures over the whole set.
+// `--set memory` holds ptdp's memory model against published per-GPU memory
+// figures (sweeps/memory/*.json against report/reference/memory-runs.json):
+// each figure beside the model's same part, its error, and why it differs.
 #include <cstdio>
 #include <algorithm>
 #include <memory>
@@ -11,6 +14,7 @@
 #include "core/config/data_root.h"
 #include "core/results/result_io.h"
 #include "core/sweep/ablation.h"
+#include "core/sweep/memory_check.h"
 #include "core/sweep/modern_check.h"
 #include "core/sweep/paper_check.h"
 #include "endtoend/cli_common.h"
@@ -22,7 +26,7 @@ namespace {
 
 struct ValidateArgs {
   std::vector<std::string> sweeps;
-  std::string set = "paper";  // paper | modern
+  std::string set = "paper";  // paper | modern | memory
   std::string out, calibration;
   bool quiet = false, ablate = false;
 };
@@ -75,15 +79,50 @@ int run_ablation(const std::vector<Sweep>& sweeps, const Calibration* calibratio
   return kExitOk;
 }
 
+void print_memory_check(const MemorySourceCheck& c, bool quiet) {
+  std::printf("%s — %s\n", c.name.c_str(), c.reproduces.c_str());
+  if (!quiet)
+    for (const auto& p : c.points)
+      std::printf("  %-26s %-26s published %10.4g  modelled %10.4g  memory error %+6.1f%%%s%s\n", p.run.id.c_str(),
+                  to_string(p.run.scope).c_str(), p.run.value, p.modelled, 100 * p.error,
+                  p.run.pending.empty() ? "" : "  (pending: ", p.run.pending.empty() ? "" : (p.run.pending + ")").c_str());
+  for (const auto& r : c.refused) std::printf("  refused: %s\n", r.c_str());
+  const MemoryErrors e = memory_errors({c}, true);
+  std::printf("%s: %zu points, mean |memory error| %.1f%%, max %.1f%%\n\n", c.name.c_str(), e.points,
+              100 * e.mean_abs_error, 100 * e.max_abs_error);
+}
+
+// `--set memory`: every published memory figure against the model; the JSON for the report.
+// A malformed sweep or reference throws (SweepRefused, JsonRefused), refused by run().
+int run_memory(const ValidateArgs& args) {
+  const std::vector<MemorySourceCheck> checks = check_memory_set();
+  for (const MemorySourceCheck& c : checks) print_memory_check(c, args.quiet);
+  const MemoryErrors all = memory_errors(checks, true), modelled = memory_errors(checks, false);
+  std::printf("memory set: %zu figures from %zu sources, mean |memory error| %.1f%%, max %.1f%%; "
+              "without pending mechanisms: %zu figures, mean %.1f%%, max %.1f%%\n",
+              all.points, checks.size(), 100 * all.mean_abs_error, 100 * all.max_abs_error, modelled.points,
+              100 * modelled.mean_abs_error, 100 * modelled.max_abs_error);
+  nlohmann::json out = {{"schema", "ptdp.validation/1"}, {"mode", "projected"}, {"software", software_info()}};
+  out.update(memory_set_json(checks));
+  if (!args.out.empty()) write_json_atomic(args.out, out);
+  return kExitOk;
+}
+
 int run(const ValidateArgs& args) {
   if (const ConfigErrors bad = check_outputs({{"--out", args.out}}); !bad.empty()) {
     print_refused("validate", bad);
+    return kExitRefused;
+  }
+  if (args.set == "memory" && (!args.sweeps.empty() || args.ablate)) {
+    print_refused("validate", {{args.ablate ? "--ablate" : "sweeps",
+                                "--set memory checks its own sweeps (sweeps/memory/*.json) and has no ablation"}});
     return kExitRefused;
   }
   std::unique_ptr<Calibration> calibration;
   nlohmann::json all = nlohmann::json::array();
   std::vector<ExperimentCheck> checks;
   try {
+    if (args.set == "memory") return run_memory(args);
     if (!args.calibration.empty()) calibration = std::make_unique<Calibration>(Calibration::load(args.calibration));
     const nlohmann::json reference =
         modern(args) ? load_reference_experiments(modern_reference_file()) : load_reference_experiments();
@@ -125,8 +164,9 @@ Command add_validate_command(CLI::App& app) {
   sub->add_option("sweeps", args->sweeps, "Sweep files (default: the set's: sweeps/*.json with a reference, or "
                                           "sweeps/modern/*.json)");
   sub->add_option("--set", args->set, "Which published runs: paper (the SC21 paper's experiments) or modern "
-                                      "(runs from other sources: report/reference/modern-runs.json)")
-      ->check(CLI::IsMember({"paper", "modern"}));
+                                      "(runs from other sources: report/reference/modern-runs.json) or memory (published per-GPU "
+                                      "memory figures against the memory model: report/reference/memory-runs.json)")
+      ->check(CLI::IsMember({"paper", "modern", "memory"}));
   sub->add_option("--out", args->out, "Write the comparison as JSON (for the report)");
   sub->add_option("--calibration", args->calibration, "Calibration table from `ptdp calibrate`")->check(CLI::ExistingFile);
   sub->add_flag("--quiet", args->quiet, "Print only each experiment's summary");

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .ablation import ablation_section
 from .closure import closure_section
+from .memory import memory_section
 from .modern import modern_section
 from .compare import error_summary, point_error
 from .layouts import y_label
@@ -157,6 +158,7 @@ def write_report(sweeps, out_dir, results_dir):
         lines += _section(sweep)
     lines += ablation_section(results_dir)
     lines += modern_section(results_dir, out_dir)
+    lines += memory_section(results_dir)
     lines += closure_section(results_dir)
     path = Path(out_dir) / "report.md"
     path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
