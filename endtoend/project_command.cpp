@@ -9,6 +9,7 @@
 #include "core/results/output_files.h"
 #include "core/results/result.h"
 #include "core/sim/plan_limits.h"
+#include "core/sim/fit_margin.h"
 #include "core/sim/search.h"
 #include "endtoend/cli_common.h"
 #include "endtoend/commands.h"
@@ -133,7 +134,9 @@ int run(const ProjectArgs& args) {
       space.tp_comm_overlap = args.search_tp_overlap;
       SearchOutcome found = project_best(cfg, space, calibration.get());
       if (!found.found) {
-        std::fprintf(stderr, "ptdp project: no searched plan fits in memory (%d tried did not fit)\n", found.rejected);
+        std::fprintf(stderr, "ptdp project: no searched plan fits in memory (%d tried did not fit); the plan as given: %s\n",
+                     found.rejected, margin_text(fit_margin(cfg, found.best.projection),
+                                                 smallest_fitting_change(cfg, calibration.get())).c_str());
         return kExitFailed;
       }
       for (std::size_t i = 1; i < found.ranked.size() && static_cast<int>(i) <= args.top; ++i)
@@ -150,6 +153,12 @@ int run(const ProjectArgs& args) {
     if (args.checkpoint_every > 0 && result.checkpoint)
       set_checkpoint_interval(*result.checkpoint, args.checkpoint_every, result.median_iteration_s());
     print_summary(result, "projected");
+    if (!proj.fits) {  // the margin, by component, and the smallest change that fits
+      const FitMargin margin = fit_margin(cfg, proj);
+      const std::optional<FitChange> change = smallest_fitting_change(cfg, calibration.get());
+      result.extra["does_not_fit"] = to_json(margin, change);
+      std::printf("  does not fit: %s\n", margin_text(margin, change).c_str());
+    }
     if (result.checkpoint) print_checkpoint(*result.checkpoint);
     if (result.expected_error) print_expected_error(*result.expected_error);
     if (result.sensitivity) print_sensitivity(*result.sensitivity);

@@ -64,21 +64,43 @@ std::int64_t peak_alive_bytes(const Program& program, const std::vector<std::int
   return peak;
 }
 
+std::int64_t shard_unit_parameter_count(const Model& m, const Plan& p, const RankDims& r, int pp_rank) {
+  std::int64_t unit = 0;
+  for (int c = 0; c < p.virtual_stages; ++c) {
+    const ChunkLayout l = chunk_layout(m, p, pp_rank, c);
+    if (l.num_layers > 0) unit = std::max(unit, layer_shard_parameter_count(m, r));
+    // The embedding and the head, each a unit of its own (chunk_parameter_count's pieces).
+    if (l.has_embedding) unit = std::max(unit, chunk_parameter_count(m, r, ChunkLayout{0, 0, 0, true, false}));
+    if (l.has_head) unit = std::max(unit, chunk_parameter_count(m, r, ChunkLayout{0, 0, 0, false, true}));
+  }
+  return unit;
+}
+
+StateBytes state_bytes(const Plan& p, const MemoryTraits& tr, std::int64_t params, std::int64_t unit) {
+  StateBytes s;
+  const std::int64_t d = p.dp, owned = (params + d - 1) / d;
+  // ZeRO-3: the owned shard, the unit in use and the one prefetched (never above the whole).
+  s.params = (p.shards_parameters() ? std::min(params, owned + 2 * unit) : params) * tr.weight_bytes;
+  if (p.shards_gradients())  // ZeRO-2/3: the owned fp32 shard and one unit's gradient (compute type) on its way out
+    s.grads = std::min(params * 4, owned * 4 + unit * tr.weight_bytes);
+  else  // the distributed optimizer's owned (N/d) buffer sits beside the full one in ptdp's runtime
+    s.grads = params * 4 + (p.shards_optimizer() ? params * 4 / d : 0);
+  const std::int64_t state = params * (8 + (tr.master_weights ? 4 : 0));
+  s.optimizer = p.shards_optimizer() ? state / d : state;
+  return s;
+}
+
 // Weights in the compute type, fp32 gradients (accumulated and all-reduced in
 // fp32 under fp16 too, as Megatron-LM's --accumulate-allreduce-grads-in-fp32
-// and ptdp's runtime do), fp32 Adam moments and masters (sharded over d with
-// the distributed optimizer): 18 bytes a parameter in 16-bit, 16 in fp32.
+// and ptdp's runtime do), fp32 Adam moments and masters (sharded over d from
+// dp_sharding optimizer on): 18 bytes a parameter in 16-bit, 16 in fp32;
+// gradients and weights sharded too as state_bytes() says.
 MemoryBreakdown memory_model(const Model& m, const Plan& p, const RankDims& r, const MemoryTraits& tr,
                              ActivationFormula formula, int pp_rank, const Program& program) {
   MemoryBreakdown mb;
-  const std::int64_t params = rank_parameter_count(m, p, r, pp_rank);
-  mb.params = params * tr.weight_bytes;
-  // With the distributed optimizer ptdp's runtime reduce-scatters into an owned
-  // fp32 buffer of its own, 1/d of the gradients, beside the full buffer
-  // (Megatron reduce-scatters in place and has no such buffer).
-  mb.grads = params * 4 + (p.shards_optimizer() ? params * 4 / p.dp : 0);
-  const std::int64_t state = params * (8 + (tr.master_weights ? 4 : 0));
-  mb.optimizer = p.shards_optimizer() ? state / p.dp : state;
+  const std::int64_t unit = p.shards_gradients() ? shard_unit_parameter_count(m, p, r, pp_rank) : 0;
+  const StateBytes s = state_bytes(p, tr, rank_parameter_count(m, p, r, pp_rank), unit);
+  mb.params = s.params, mb.grads = s.grads, mb.optimizer = s.optimizer;
   const ActivationBytes a = activation_bytes(m, p, r, tr, formula);
   std::vector<std::int64_t> chunk_bytes;  // bytes one micro-batch keeps on each chunk
   std::vector<DeferredBytes> deferred;     // and what its zero-bubble W holds

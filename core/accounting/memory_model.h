@@ -32,9 +32,9 @@ namespace ptdp {
 MemoryTraits memory_traits(const Machine& machine, const Plan& plan);
 
 struct MemoryBreakdown {
-  std::int64_t params = 0;       // weights (this rank's shards)
-  std::int64_t grads = 0;        // fp32 gradients
-  std::int64_t optimizer = 0;    // fp32 moments (and masters), over d with the distributed optimizer
+  std::int64_t params = 0;       // weights (this rank's shards; under ZeRO-3 the owned and gathered parts)
+  std::int64_t grads = 0;        // fp32 gradients (ZeRO-2/3: the owned shard and one unit's in flight)
+  std::int64_t optimizer = 0;    // fp32 moments (and masters), over d from dp_sharding optimizer on
   std::int64_t activations = 0;  // peak over the iteration of what micro-batches keep
   std::int64_t total() const { return params + grads + optimizer + activations; }
 };
@@ -49,6 +49,27 @@ std::int64_t rank_parameter_count(const Model& m, const Plan& p, const RankDims&
 std::int64_t layer_shard_parameter_count(const Model& m, const RankDims& r);
 // The same for one chunk: its layers, and the embedding or head it holds.
 std::int64_t chunk_parameter_count(const Model& m, const RankDims& r, const ChunkLayout& l);
+
+// The largest unit the data-parallel group gathers or reduce-scatters at once
+// on `pp_rank` when it shards gradients or parameters (FSDP's unit, one per
+// decoder layer as FSDP wraps each block, and one for the embedding and the head):
+// parameter elements of one layer's shard, or of the embedding's or the head's.
+std::int64_t shard_unit_parameter_count(const Model& m, const Plan& p, const RankDims& r, int pp_rank);
+
+// Weights, gradients and optimizer state of `params` parameter elements by
+// plan.dp_sharding (d = plan.dp, owned = ceil(params/d), u = `unit`):
+//   none       weights params·e, gradients params·4, state params·(8 + 4 masters);
+//   optimizer  state over d; gradients params·4 + the runtime's owned buffer params·4/d;
+//   gradients  and gradients owned·4 + u·e: the owned fp32 shard, and one unit's
+//              gradient in the compute type while it is reduce-scattered (every
+//              micro-batch, core/sim/sharded_comm.h: it is never held whole);
+//   parameters and weights (owned + 2u)·e: the owned shard, the unit in use and the
+//              next one, prefetched (FSDP's forward and backward prefetch).
+// Sharded counts never pass the unsharded ones.
+struct StateBytes {
+  std::int64_t params = 0, grads = 0, optimizer = 0;
+};
+StateBytes state_bytes(const Plan& p, const MemoryTraits& tr, std::int64_t params, std::int64_t unit);
 
 // The most bytes alive at once while `program` runs, when a forward of chunk c
 // makes chunk_bytes[c] alive until the backward (or B) of the same (mb, c), and

@@ -6,6 +6,7 @@
 #include "core/accounting/memory_model.h"
 #include "core/config/chunk_layout.h"
 #include "core/config/rank_dims.h"
+#include "core/sim/sharded_comm.h"
 
 namespace ptdp {
 
@@ -33,7 +34,7 @@ CostModel::CostModel(const Config& cfg, const Calibration* calibration)
   const Placement tp = group_placement(topo, topo.tp_group(0));
   layer_ = layer_costs(cfg.model, cfg.plan, dims_, dev, comm, tp);
   edges_ = edge_costs(cfg.model, cfg.plan, dims_, dev, comm, tp);
-  build_chunk_costs(cfg, dev);
+  build_chunk_costs(cfg, dev, comm, group_placement(topo, topo.dp_group(0)));
   build_step_costs(cfg, comm, topo);
   for (int r = 0; r < p_; ++r) {
     to_next_.push_back(boundary_transfer(cfg, comm, topo, r, (r + 1) % p_));
@@ -58,9 +59,12 @@ void CostModel::switch_off(const Mechanisms& on) {
   if (!on.tensor_parallel_comm)
     for (auto* v : {&forward_, &backward_, &backward_input_, &weight_grad_})
       for (PassCost& c : *v) c.tp_comm = 0;
+  if (!on.data_parallel_comm)
+    for (auto* v : {&forward_, &backward_, &backward_input_, &weight_grad_})
+      for (PassCost& c : *v) c.dp_comm = 0;
 }
 
-void CostModel::build_chunk_costs(const Config& cfg, const DeviceRates& dev) {
+void CostModel::build_chunk_costs(const Config& cfg, const DeviceRates& dev, const CommModel& comm, Placement dp) {
   for (int r = 0; r < p_; ++r)
     for (int c = 0; c < v_; ++c) {
       const ChunkLayout l = chunk_layout(cfg.model, cfg.plan, r, c);
@@ -76,11 +80,19 @@ void CostModel::build_chunk_costs(const Config& cfg, const DeviceRates& dev) {
       }
       if (l.has_embedding) f += edges_.embedding_forward, b += edges_.embedding_backward;
       if (l.has_head) f += edges_.head_forward, b += edges_.head_backward;
+      PassCost bi = b;
+      bi -= w;
+      // ZeRO-2/3 (sharded_comm.h): a backward gathers and reduce-scatters; a
+      // zero-bubble B gathers (it needs the weights) and W reduce-scatters.
+      const ShardedTraffic dp_traffic = sharded_traffic(cfg, dims_, l, comm, dp);
+      f.dp_comm = exposed_s(dp_traffic.gather_s, f.total());
+      bi.dp_comm = exposed_s(dp_traffic.gather_s, bi.total());
+      w.dp_comm = exposed_s(dp_traffic.reduce_scatter_s, w.total());
+      b.dp_comm = exposed_s(dp_traffic.gather_s + dp_traffic.reduce_scatter_s, b.total());
       forward_.push_back(f);
       backward_.push_back(b);
       weight_grad_.push_back(w);
-      backward_input_.push_back(b);
-      backward_input_.back() -= w;
+      backward_input_.push_back(bi);
     }
 }
 
@@ -95,13 +107,20 @@ void CostModel::build_step_costs(const Config& cfg, const CommModel& comm, const
     // gather is waited for at the step's end, or with overlap_param_gather at
     // the next iteration's start, before its first forward: nothing of the
     // iteration runs beside it either way, so it is charged whole, here.
-    const double gather = p.shards_optimizer() ? comm.all_gather(params * grad_bytes, dp) : 0.0;
-    const double grads = p.shards_optimizer() ? comm.reduce_scatter(params * grad_bytes, dp)
-                                                 : comm.all_reduce(params * grad_bytes, dp);
+    // ZeRO-2 has reduce-scattered its gradients in the backwards already
+    // (sharded_comm.h): the step waits only for the last unit's, which no pass
+    // hides (the largest unit's, at most), and gathers as ZeRO-1; ZeRO-3 keeps
+    // its weights sharded and gathers them in the passes.
+    const double gather = p.shards_optimizer() && !p.shards_parameters() ? comm.all_gather(params * grad_bytes, dp) : 0.0;
+    const double unit = static_cast<double>(shard_unit_parameter_count(cfg.model, p, dims_, r));
+    const double grads = p.shards_gradients()    ? comm.reduce_scatter(unit * element_bytes(p.precision), dp)
+                         : p.shards_optimizer() ? comm.reduce_scatter(params * grad_bytes, dp)
+                                                : comm.all_reduce(params * grad_bytes, dp);
     dp_reduce_.push_back(grads + gather);
     param_gather_.push_back(gather);
     // overlap_grad_reduce: the buckets reduced during the last backwards.
-    if (p.overlap_grad_reduce && p.dp > 1) dp_overlap_.emplace_back(cfg, dims_, layer_, edges_, comm, dp, r);
+    if (p.overlap_grad_reduce && p.dp > 1 && !p.shards_gradients())
+      dp_overlap_.emplace_back(cfg, dims_, layer_, edges_, comm, dp, r);
   }
   // Tied embedding: the word embedding shard summed between the first and last
   // stage (an untied output layer has its own weights: nothing to sum).

@@ -2,8 +2,9 @@
 // forward and backward of each model chunk on each pipeline rank (its layers,
 // plus the embedding or output layer at the ends), the transfer of a boundary
 // activation between stages (with scatter/gather and the adapters it shares),
-// the tied-embedding and data-parallel gradient reductions and the optimizer
-// step. Tables are built once, so a projection costs a lookup per instruction.
+// the tied-embedding and data-parallel gradient reductions (ZeRO-2/3's inside
+// the passes: sharded_comm.h) and the optimizer step. Tables are built once,
+// so a projection costs a lookup per instruction.
 #pragma once
 #include <vector>
 
@@ -55,7 +56,7 @@ class CostModel {
 
  private:
   std::size_t index(int pp_rank, int chunk) const { return static_cast<std::size_t>(pp_rank * v_ + chunk); }
-  void build_chunk_costs(const Config& cfg, const DeviceRates& dev);
+  void build_chunk_costs(const Config& cfg, const DeviceRates& dev, const CommModel& comm, Placement dp);
   void build_step_costs(const Config& cfg, const CommModel& comm, const Topology& topo);
   void switch_off(const Mechanisms& on);
   double boundary_transfer(const Config& cfg, const CommModel& comm, const Topology& topo, int src, int dst) const;

@@ -15,6 +15,7 @@ PassCost& PassCost::operator+=(const PassCost& o) {
   attention += o.attention;
   memory += o.memory;
   tp_comm += o.tp_comm;
+  dp_comm += o.dp_comm;
   return *this;
 }
 
@@ -23,10 +24,13 @@ PassCost& PassCost::operator-=(const PassCost& o) {
   attention -= o.attention;
   memory -= o.memory;
   tp_comm -= o.tp_comm;
+  dp_comm -= o.dp_comm;
   return *this;
 }
 
-PassCost operator*(double k, const PassCost& c) { return {k * c.gemm, k * c.attention, k * c.memory, k * c.tp_comm}; }
+PassCost operator*(double k, const PassCost& c) {
+  return {k * c.gemm, k * c.attention, k * c.memory, k * c.tp_comm, k * c.dp_comm};
+}
 
 namespace {
 

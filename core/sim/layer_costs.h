@@ -24,8 +24,9 @@ struct PassCost {
   double attention = 0;  // the attention core (scores, softmax, dropout, context), or the fused kernel
   double memory = 0;     // other memory-bound kernels: layernorm, bias, GeLU, dropout, residual
   double tp_comm = 0;    // tensor-parallel all-reduces (all-gathers and reduce-scatters under SP)
+  double dp_comm = 0;    // ZeRO-2/3's gathers and reduce-scatters its compute does not hide (sharded_comm.h)
   double compute() const { return gemm + attention + memory; }
-  double total() const { return compute() + tp_comm; }
+  double total() const { return compute() + tp_comm + dp_comm; }
   PassCost& operator+=(const PassCost& o);
   PassCost& operator-=(const PassCost& o);
 };

@@ -27,6 +27,7 @@ void account(const PassOf& pass, const TimelineEvent& e, Breakdown& b, PassCost&
     passes += (span / total) * c;
     b.compute += span * c.compute() / total;
     b.tp_comm += span * c.tp_comm / total;
+    b.dp_comm += span * c.dp_comm / total;
   };
   // The field each Op's time goes to; compute ops are split above, receives
   // are waiting (counted in the bubble).

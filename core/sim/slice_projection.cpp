@@ -40,6 +40,7 @@ SliceProjection project_slice(const Config& cfg, const SliceMeasurement& m, cons
     PassCost c;
     c.gemm = measured * ratio(here.compute(), there.compute());  // all of the measured compute, unsplit
     c.tp_comm = here.tp_comm;
+    c.dp_comm = here.dp_comm;  // ZeRO-2/3 exposure as modelled
     return c;
   };
   PipelineCosts costs = model->pipeline_costs();

@@ -3,6 +3,7 @@
 
 #include "core/results/metric_path.h"
 #include "core/results/result.h"
+#include "core/sim/fit_margin.h"
 #include "core/sim/plan_limits.h"
 #include "core/sim/projector.h"
 #include "core/sim/search.h"
@@ -57,10 +58,16 @@ PointOutcome project_point(const Sweep& sweep, const SweepPoint& point, const Ca
   RunResult result = projected_result(cfg, proj, calibration, annotations);
   if (!search.is_null()) result.extra["search"] = search;
   result.extra["sweep"] = sweep_tag(sweep, point);
+  std::optional<FitChange> change;
+  const FitMargin margin = fit_margin(cfg, proj);
+  if (!proj.fits) {
+    change = smallest_fitting_change(cfg, calibration);
+    result.extra["does_not_fit"] = to_json(margin, change);
+  }
   out.result = to_json(result);
   if (!proj.fits) {
     out.status = Outcome::does_not_fit;
-    out.reason = "needs " + std::to_string(proj.peak_bytes) + " bytes per GPU";
+    out.reason = margin_text(margin, change);
     return out;
   }
   out.value = MetricPath(sweep.metric).of(out.result);

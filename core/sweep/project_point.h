@@ -16,9 +16,9 @@ namespace ptdp {
 
 struct PointOutcome {
   Outcome status = Outcome::failed;  // ok, does_not_fit, refused or failed
-  std::string reason;                // why, when not ok
+  std::string reason;                // why, when not ok (does_not_fit: the margin, fit_margin.h's margin_text)
   std::optional<double> value;  // the sweep's metric, when ok
-  nlohmann::json result;        // the projected result (also for does_not_fit)
+  nlohmann::json result;        // the projected result (also for does_not_fit, with its "does_not_fit" margin)
 };
 
 // `annotations`: whether the result carries expected error and sensitivity (projector.h).

@@ -10,7 +10,9 @@
 #include <fstream>
 #include <set>
 
+#include "core/sim/search.h"
 #include "core/sweep/modern_check.h"
+#include "core/sweep/project_point.h"
 #include "tests/cli_test_util.h"
 
 namespace ptdp {
@@ -83,6 +85,36 @@ TEST(CliSweep, AModernSweepRunsWithItsPublishedValues) {
   const auto j = nlohmann::json::parse(test::read_file(dir.path() / "s.json"));
   ASSERT_FALSE(j["points"].empty()) << j.dump().substr(0, 400);
   EXPECT_TRUE(j["points"][0].dump().find("430") != std::string::npos) << j["points"][0].dump().substr(0, 600);
+}
+
+// Issue 33, item 3: NVIDIA's H100 weak-scaling rows (NeMo Megatron GPT3 175B)
+// fit under their published plans, and the default search finds a plan for each.
+TEST(ModernValidation, H100WeakScalingRowsFitAndTheSearchFindsAPlan) {
+  const nlohmann::json reference = load_reference_experiments(modern_reference_file());
+  const Sweep sweep = load_sweep(std::filesystem::path(PTDP_SOURCE_DIR) / "sweeps/modern/dgxc_gpt3_175b.json",
+                                 default_machines_dir(), &reference);
+  ASSERT_FALSE(sweep.points.empty());
+  for (const SweepPoint& p : sweep.points) {
+    EXPECT_TRUE(project(p.config, nullptr).fits) << p.label;
+    EXPECT_TRUE(project_best(p.config, SearchSpace{}, nullptr).found) << p.label;
+  }
+}
+
+// A run that does not fit carries its margin by component and the smallest change that fits.
+TEST(ModernValidation, AnUnfitRunCarriesItsMargin) {
+  const nlohmann::json reference = load_reference_experiments(modern_reference_file());
+  const Sweep sweep = load_sweep(std::filesystem::path(PTDP_SOURCE_DIR) / "sweeps/modern/llama3.json",
+                                 default_machines_dir(), &reference);
+  for (const SweepPoint& p : sweep.points) {
+    const PointOutcome o = project_point(sweep, p, nullptr, Annotations::none);
+    if (o.status != Outcome::does_not_fit) continue;
+    const nlohmann::json& m = o.result.at("does_not_fit");
+    EXPECT_GT(m.at("needed_bytes").get<std::int64_t>(), m.at("available_bytes").get<std::int64_t>()) << p.label;
+    for (const char* key : {"weights", "gradients", "optimizer", "activations", "workspace"})
+      EXPECT_TRUE(m.at("by_component").contains(key)) << p.label << " " << key;
+    EXPECT_FALSE(m.at("fits_with").is_null()) << p.label;
+    EXPECT_NE(o.reason.find("GiB over"), std::string::npos) << o.reason;
+  }
 }
 
 TEST(CliValidate, ModernSetWritesSourcesAndOverallAndRefusesAnUnknownSet) {
