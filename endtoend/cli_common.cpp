@@ -40,6 +40,9 @@ ConfigErrors check_runnable(Device device, const Config& cfg) {
                                        " is not supported on --device cpu (the CPU backend is fp32)"});
   if (device == Device::cuda && cfg.plan.precision == Precision::fp32)
     e.push_back({"plan.precision", "plan.precision=fp32 is not supported on --device cuda (bf16 or fp16)"});
+  if (cfg.plan.grad_precision != GradPrecision::fp32 && cfg.plan.precision != Precision::fp32)
+    e.push_back({"plan.grad_precision", "plan.grad_precision=compute is modelled by `ptdp project` only; the runtime "
+                                        "accumulates and reduces its gradients in fp32"});
   if (cfg.model.dropout > 0)
     e.push_back({"model.dropout", "model.dropout > 0 is modelled by `ptdp project` only; the runtime runs without "
                                   "dropout"});

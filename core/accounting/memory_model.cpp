@@ -81,10 +81,11 @@ StateBytes state_bytes(const Plan& p, const MemoryTraits& tr, std::int64_t param
   const std::int64_t d = p.dp, owned = (params + d - 1) / d;
   // ZeRO-3: the owned shard, the unit in use and the one prefetched (never above the whole).
   s.params = (p.shards_parameters() ? std::min(params, owned + 2 * unit) : params) * tr.weight_bytes;
-  if (p.shards_gradients())  // ZeRO-2/3: the owned fp32 shard and one unit's gradient (compute type) on its way out
-    s.grads = std::min(params * 4, owned * 4 + unit * tr.weight_bytes);
+  const std::int64_t g = grad_element_bytes(p);  // 4, or 2 where grad_precision is compute in 16 bits
+  if (p.shards_gradients())  // ZeRO-2/3: the owned shard and one unit's gradient (compute type) on its way out
+    s.grads = std::min(params * g, owned * g + unit * tr.weight_bytes);
   else  // the distributed optimizer's owned (N/d) buffer sits beside the full one in ptdp's runtime
-    s.grads = params * 4 + (p.shards_optimizer() ? params * 4 / d : 0);
+    s.grads = params * g + (p.shards_optimizer() ? params * g / d : 0);
   const std::int64_t state = params * (8 + (tr.master_weights ? 4 : 0));
   s.optimizer = p.shards_optimizer() ? state / d : state;
   return s;
@@ -92,7 +93,7 @@ StateBytes state_bytes(const Plan& p, const MemoryTraits& tr, std::int64_t param
 
 // Weights in the compute type, fp32 gradients (accumulated and all-reduced in
 // fp32 under fp16 too, as Megatron-LM's --accumulate-allreduce-grads-in-fp32
-// and ptdp's runtime do), fp32 Adam moments and masters (sharded over d from
+// and ptdp's runtime do; 16-bit with grad_precision compute), fp32 Adam moments and masters (sharded over d from
 // dp_sharding optimizer on): 18 bytes a parameter in 16-bit, 16 in fp32;
 // gradients and weights sharded too as state_bytes() says.
 MemoryBreakdown memory_model(const Model& m, const Plan& p, const RankDims& r, const MemoryTraits& tr,

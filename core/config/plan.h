@@ -20,6 +20,10 @@ enum class Attention { unfused, flash };
 // reduce-scattered into owned shards (ZeRO-2); parameters: and the weights,
 // all-gathered before each use and freed after it (ZeRO-3, FSDP).
 enum class DpSharding { none, optimizer, gradients, parameters };
+// The main gradients' type: fp32 (accumulated and reduced in fp32, as
+// Megatron-LM and ptdp's runtime keep them) or the compute type (2 bytes in
+// bf16/fp16, as DeepSpeed's ZeRO keeps them: the ZeRO paper's 2Ψ).
+enum class GradPrecision { fp32, compute };
 
 // Each field's JSON key, bound and meaning: visit_fields below.
 struct Plan {
@@ -39,6 +43,7 @@ struct Plan {
   bool fused_ops = true;
   Attention attention = Attention::unfused;
   DpSharding dp_sharding = DpSharding::none;
+  GradPrecision grad_precision = GradPrecision::fp32;
   // Megatron-LM's spelling of dp_sharding "optimizer", read from configs only:
   // config_from_json() folds it into dp_sharding and clears it.
   bool distributed_optimizer_alias = false;
@@ -97,6 +102,9 @@ void visit_fields(M& p, Visit&& v) {
   v({.key = "dp_sharding", .description = "what the data-parallel group shards: none; optimizer (moments and masters, "
                                           "ZeRO-1); gradients (and the gradients, ZeRO-2); parameters (and the "
                                           "weights, gathered for each use: ZeRO-3, FSDP)"}, p.dp_sharding);
+  v({.key = "grad_precision", .description = "the main gradients' type: fp32 (Megatron-LM, ptdp's runtime) or compute "
+                                             "(the compute type, DeepSpeed's ZeRO; modelled by `ptdp project` only)"},
+    p.grad_precision);
   v({.key = "distributed_optimizer", .description = "Megatron-LM's name for dp_sharding \"optimizer\" (true: at least "
                                                     "that); read, never written", .written = Written::never},
     p.distributed_optimizer_alias);
@@ -116,13 +124,16 @@ inline constexpr std::string_view kRecomputeNames[] = {"none", "selective", "ful
 inline constexpr std::string_view kPrecisionNames[] = {"fp32", "bf16", "fp16"};
 inline constexpr std::string_view kAttentionNames[] = {"unfused", "flash"};
 inline constexpr std::string_view kDpShardingNames[] = {"none", "optimizer", "gradients", "parameters"};
+inline constexpr std::string_view kGradPrecisionNames[] = {"fp32", "compute"};
 inline std::span<const std::string_view> spellings(Recompute) { return kRecomputeNames; }
 inline std::span<const std::string_view> spellings(Precision) { return kPrecisionNames; }
 inline std::span<const std::string_view> spellings(Attention) { return kAttentionNames; }
 inline std::span<const std::string_view> spellings(DpSharding) { return kDpShardingNames; }
+inline std::span<const std::string_view> spellings(GradPrecision) { return kGradPrecisionNames; }
 inline std::string to_string(Recompute r) { return spelling(r); }
 inline std::string to_string(Precision p) { return spelling(p); }
 inline std::string to_string(Attention a) { return spelling(a); }
 inline std::string to_string(DpSharding s) { return spelling(s); }
+inline std::string to_string(GradPrecision g) { return spelling(g); }
 
 }  // namespace ptdp

@@ -4,6 +4,9 @@
 namespace ptdp {
 
 int element_bytes(Precision precision) { return precision == Precision::fp32 ? 4 : 2; }
+int grad_element_bytes(const Plan& plan) {
+  return plan.grad_precision == GradPrecision::fp32 ? 4 : element_bytes(plan.precision);
+}
 
 RankDims::RankDims(const Model& m, const Plan& p)
     : b(p.micro_batch),

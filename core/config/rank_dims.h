@@ -11,6 +11,8 @@ namespace ptdp {
 
 // Bytes per element of the compute type: 4 for fp32, 2 for bf16 and fp16.
 int element_bytes(Precision precision);
+// Bytes per element of the plan's main gradients (plan.grad_precision).
+int grad_element_bytes(const Plan& plan);
 
 struct RankDims {
   std::int64_t b;   // micro-batch (sequences)

@@ -98,7 +98,7 @@ void CostModel::build_chunk_costs(const Config& cfg, const DeviceRates& dev, con
 
 void CostModel::build_step_costs(const Config& cfg, const CommModel& comm, const Topology& topo) {
   const Plan& p = cfg.plan;
-  const double grad_bytes = 4;  // fp32 main gradients, also under fp16 (core/accounting/memory_model.h)
+  const double grad_bytes = grad_element_bytes(p);  // fp32 main gradients unless grad_precision is compute
   const Placement dp = group_placement(topo, topo.dp_group(0));
   for (int r = 0; r < p_; ++r) {
     const double params = static_cast<double>(rank_parameter_count(cfg.model, p, dims_, r));

@@ -20,7 +20,11 @@ ShardedTraffic sharded_traffic(const Config& cfg, const RankDims& r, const Chunk
   const double e = element_bytes(p.precision);
   for (const double n : units) {
     if (p.shards_parameters()) out.gather_s += comm.all_gather(n * e, dp);
-    out.reduce_scatter_s += comm.reduce_scatter(n * e, dp);  // the micro-batch's gradient in the compute type
+    // The micro-batch's gradient as the backward made it, in the compute type
+    // (FSDP's and DeepSpeed's reduce dtype under mixed precision), added into
+    // the owned shard in plan.grad_precision's type. A run that reduces in fp32
+    // sends twice the bytes: an open question for Llama 3 (see docs/projection.md).
+    out.reduce_scatter_s += comm.reduce_scatter(n * e, dp);
   }
   return out;
 }

@@ -110,8 +110,13 @@ std::vector<std::filesystem::path> memory_sweep_files() {
   return files;
 }
 
-double modelled_memory(MemoryScope scope, const MemoryBreakdown& stage, std::int64_t stage_parameters) {
-  const double state = static_cast<double>(stage.params + stage.grads + stage.optimizer);
+// A model-state figure (ZeRO's Ψ-multiples, Megatron's bytes per parameter)
+// counts the partitioned state only: the transient units of ZeRO-2/3 (the
+// gathered weights in use and prefetched, a gradient on its way out) are left
+// out on both sides, as the sources leave them out.
+double modelled_memory(MemoryScope scope, const MemoryBreakdown& stage, const StateBytes& partitioned,
+                       std::int64_t stage_parameters) {
+  const double state = static_cast<double>(partitioned.params + partitioned.grads + partitioned.optimizer);
   switch (scope) {
     case MemoryScope::model_state_per_parameter: return state / static_cast<double>(stage_parameters);
     case MemoryScope::model_state: return state;
@@ -124,13 +129,14 @@ double modelled_memory(MemoryScope scope, const MemoryBreakdown& stage, std::int
 double modelled_memory(const Config& cfg, MemoryScope scope) {
   const Plan& p = cfg.plan;
   const RankDims dims(cfg.model, p);
+  const MemoryTraits traits = memory_traits(cfg.machine, p);
   const auto programs = build_pipeline(p.schedule, p.pp, p.micro_batches(), p.virtual_stages);
-  const std::vector<MemoryBreakdown> stages = memory_per_stage(
-      cfg.model, p, dims, memory_traits(cfg.machine, p), ActivationFormula::korthikanti, programs);
+  const std::vector<MemoryBreakdown> stages =
+      memory_per_stage(cfg.model, p, dims, traits, ActivationFormula::korthikanti, programs);
   const auto most = std::max_element(stages.begin(), stages.end(),
                                      [](const auto& a, const auto& b) { return a.total() < b.total(); });
-  const int stage = static_cast<int>(most - stages.begin());
-  return modelled_memory(scope, *most, rank_parameter_count(cfg.model, p, dims, stage));
+  const std::int64_t params = rank_parameter_count(cfg.model, p, dims, static_cast<int>(most - stages.begin()));
+  return modelled_memory(scope, *most, state_bytes(p, traits, params, /*unit=*/0), params);
 }
 
 MemoryErrors memory_errors(const std::vector<MemorySourceCheck>& checks, bool pending_too) {

@@ -46,9 +46,11 @@ std::map<std::string, MemoryRun> read_memory_reference(const std::filesystem::pa
 std::filesystem::path memory_reference_file();              // report/reference/memory-runs.json
 std::vector<std::filesystem::path> memory_sweep_files();    // sweeps/memory/*.json, sorted
 
-// The model's figure for `scope` from the stages' breakdowns (the most loaded
-// stage: the largest total) and that stage's parameter elements.
-double modelled_memory(MemoryScope scope, const MemoryBreakdown& stage, std::int64_t stage_parameters);
+// The model's figure for `scope` from the most loaded stage (the largest
+// total): its breakdown, its partitioned state (state_bytes without ZeRO-2/3's
+// transient units: what model-state figures count) and its parameter elements.
+double modelled_memory(MemoryScope scope, const MemoryBreakdown& stage, const StateBytes& partitioned,
+                       std::int64_t stage_parameters);
 // The same for a configuration: its stages by memory_model() with Korthikanti
 // et al.'s activations (the projections' formula), the most loaded one.
 double modelled_memory(const Config& cfg, MemoryScope scope);

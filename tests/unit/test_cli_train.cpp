@@ -137,6 +137,20 @@ TEST(CliTrain, Bf16OnTheCpuIsRefused) {
   EXPECT_NE(r.err.find("plan.precision"), std::string::npos) << r.err;
 }
 
+// 16-bit main gradients are a projection of other software's runtime: ptdp's
+// own keeps them in fp32 and refuses the plan where the compute type is 16-bit
+// (every problem named at once: here beside --device cuda's on a GPU-less host).
+TEST(CliTrain, SixteenBitGradientsAreRefusedByTheRuntime) {
+  ScratchDir dir("gradprec");
+  auto cfg = test::tiny_config_json();
+  cfg["plan"]["precision"] = "bf16";
+  cfg["plan"]["grad_precision"] = "compute";
+  const auto config = dir.write("c.json", cfg.dump());
+  const auto r = test::run_command(test::ptdp_cli() + " train --device cuda --config " + config.string(), dir);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("plan.grad_precision=compute is modelled by `ptdp project` only"), std::string::npos) << r.err;
+}
+
 // The distributed optimizer runs; over one data-parallel rank it is warned of, not refused.
 TEST(CliTrain, TheDistributedOptimizerOnOneDataParallelRankIsWarnedOf) {
   ScratchDir dir("distopt");

@@ -51,6 +51,12 @@ TEST(DpShardingMemory, StateBytesByStage) {
   EXPECT_EQ(z3.params, (250 + 2 * 100) * 2);  // owned, the unit in use and the prefetched one
   EXPECT_EQ(z3.grads, 250 * 4 + 100 * 2);
   EXPECT_EQ(z3.optimizer, 3000);
+  // 16-bit main gradients (grad_precision compute, bf16): every gradient byte count halves.
+  Plan g16 = with_sharding(p, DpSharding::optimizer);
+  g16.grad_precision = GradPrecision::compute;
+  EXPECT_EQ(state_bytes(g16, tr, 1000, 100).grads, 2000 + 500);
+  g16.dp_sharding = DpSharding::gradients;
+  EXPECT_EQ(state_bytes(g16, tr, 1000, 100).grads, 250 * 2 + 100 * 2);
   // d = 1: sharding holds no more than the whole.
   p.dp = 1;
   EXPECT_EQ(state_bytes(with_sharding(p, DpSharding::parameters), tr, 1000, 600).params, 2000);

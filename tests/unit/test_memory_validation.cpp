@@ -64,10 +64,11 @@ TEST(MemoryReference, RefusesAMalformedFileNamingTheField) {
 // 8 bytes a parameter, against a published 7.5: +1/15.
 TEST(MemoryCheck, TheComparisonsArithmeticOnAHandComputedPoint) {
   const MemoryBreakdown stage{.params = 2000, .grads = 4500, .optimizer = 1500, .activations = 7000};
-  EXPECT_DOUBLE_EQ(modelled_memory(MemoryScope::model_state_per_parameter, stage, 1000), 8.0);
-  EXPECT_DOUBLE_EQ(modelled_memory(MemoryScope::model_state, stage, 1000), 8000.0);
-  EXPECT_DOUBLE_EQ(modelled_memory(MemoryScope::activations, stage, 1000), 7000.0);
-  EXPECT_DOUBLE_EQ(modelled_memory(MemoryScope::total, stage, 1000), 15000.0);
+  const StateBytes partitioned{.params = 2000, .grads = 4500, .optimizer = 1500};
+  EXPECT_DOUBLE_EQ(modelled_memory(MemoryScope::model_state_per_parameter, stage, partitioned, 1000), 8.0);
+  EXPECT_DOUBLE_EQ(modelled_memory(MemoryScope::model_state, stage, partitioned, 1000), 8000.0);
+  EXPECT_DOUBLE_EQ(modelled_memory(MemoryScope::activations, stage, partitioned, 1000), 7000.0);
+  EXPECT_DOUBLE_EQ(modelled_memory(MemoryScope::total, stage, partitioned, 1000), 15000.0);
   MemoryRun within, pending;
   within.value = 7.5;
   pending.value = 10, pending.pending = "zero-3";
@@ -94,13 +95,14 @@ const MemoryPointCheck& point(const std::string& run) {
 
 // Without data-parallel sharding the model state is exact by hand: 2 + 4 + 12
 // bytes a parameter in bf16 (weights, fp32 gradients, fp32 masters and two
-// moments), 4 + 4 + 8 in fp32; against ZeRO's 16 (16-bit gradients): +12.5%.
+// moments), 4 + 4 + 8 in fp32, and ZeRO's 2 + 2 + 12 in fp16 with its 16-bit
+// gradients (grad_precision compute). Fully sharded at d = 64: 16/64.
 TEST(MemoryCheck, UnshardedModelStateByHand) {
   EXPECT_NEAR(point("bf16-nondist").modelled, 18.0, 1e-9);
   EXPECT_NEAR(point("bf16-nondist").error, 0.0, 1e-9);
   EXPECT_NEAR(point("fp32-nondist").modelled, 16.0, 1e-9);
-  EXPECT_NEAR(point("fig1-baseline").modelled, 18.0, 1e-9);
-  EXPECT_NEAR(point("fig1-baseline").error, 18.0 / 16.0 - 1, 1e-9);
+  EXPECT_NEAR(point("fig1-baseline").modelled, 16.0, 1e-9);
+  EXPECT_NEAR(point("fig1-pos-g-p").modelled, 16.0 / 64, 1e-9);
 }
 
 TEST(MemoryValidation, TenFiguresFromTwoSourcesEachUsedAndDescribed) {
