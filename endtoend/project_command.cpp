@@ -26,10 +26,14 @@ struct ProjectArgs {
 };
 
 // The plan's switches beyond (t, p, d, v, b, schedule) that change what runs: "" or " +sp +tp-overlap ...".
+// Data-parallel sharding by its ZeRO stage: dist-opt (Megatron's name for stage 1), zero-2, zero-3.
 std::string plan_switches(const Plan& p) {
+  static constexpr const char* kSharding[] = {"", "dist-opt", "zero-2", "zero-3"};
   std::string out;
-  for (const auto& [on, name] : {std::pair{p.sequence_parallel, "sp"}, {p.tp_comm_overlap, "tp-overlap"},
-                                 {p.shards_optimizer(), "dist-opt"}, {!p.layers_per_stage.empty(), "uneven"}})
+  for (const auto& [on, name] :
+       {std::pair{p.sequence_parallel, "sp"}, {p.tp_comm_overlap, "tp-overlap"},
+        {p.shards_optimizer(), kSharding[static_cast<int>(p.dp_sharding)]}, {!p.layers_per_stage.empty(), "uneven"},
+        {p.grad_precision == GradPrecision::compute, "16-bit-grads"}})
     if (on) out += std::string(" +") + name;
   return out;
 }

@@ -127,7 +127,7 @@ TEST(CliValidate, MemorySetPrintsTheMemoryErrorAndWritesItsJson) {
   const auto r = test::run_command(test::ptdp_cli() + " validate --set memory --out m.json", dir);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("fig1-baseline"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("memory error  +12.5%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("memory error   +6.7%"), std::string::npos) << r.out;  // bf16-dist-d8: 8 against 7.5
   EXPECT_NE(r.out.find("memory set: "), std::string::npos) << r.out;
   const nlohmann::json j = nlohmann::json::parse(test::read_file(dir.path() / "m.json"));
   EXPECT_EQ(j.at("set"), "memory");
