@@ -56,8 +56,9 @@ ConfigErrors check_runnable(Device device, const Config& cfg) {
 std::vector<std::string> runnable_warnings(const Config& cfg) {
   std::vector<std::string> w;
   if (cfg.plan.shards_optimizer() && cfg.plan.dp == 1)
-    w.push_back("plan.dp_sharding=" + to_string(cfg.plan.dp_sharding) + " with plan.dp=1 shards nothing: every rank keeps its whole "
-                "optimizer state, and the reduce-scatter and all-gather are copies");
+    w.push_back("plan.dp_sharding=" + to_string(cfg.plan.dp_sharding) +
+                " with plan.dp=1 shards nothing: every rank keeps the whole state it would shard, and the "
+                "reduce-scatters and all-gathers are copies");
   return w;
 }
 
