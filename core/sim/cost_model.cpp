@@ -111,7 +111,8 @@ void CostModel::build_step_costs(const Config& cfg, const CommModel& comm, const
     // (sharded_comm.h): the step waits only for the last unit's, which no pass
     // hides (the largest unit's, at most), and gathers as ZeRO-1; ZeRO-3 keeps
     // its weights sharded and gathers them in the passes.
-    const double gather = p.shards_optimizer() && !p.shards_parameters() ? comm.all_gather(params * grad_bytes, dp) : 0.0;
+    const double weight_bytes = 4;  // the updated fp32 weights, whatever the gradients' type
+    const double gather = p.shards_optimizer() && !p.shards_parameters() ? comm.all_gather(params * weight_bytes, dp) : 0.0;
     const double unit = static_cast<double>(shard_unit_parameter_count(cfg.model, p, dims_, r));
     const double grads = p.shards_gradients()    ? comm.reduce_scatter(unit * element_bytes(p.precision), dp)
                          : p.shards_optimizer() ? comm.reduce_scatter(params * grad_bytes, dp)

@@ -141,6 +141,25 @@ TEST(DpShardingSim, PassesCarryTheExposedPartAndTheStepLosesTheReduction) {
   EXPECT_DOUBLE_EQ(z2.dp_reduce(0), last + z1.param_gather(0));
 }
 
+// 16-bit main gradients (grad_precision compute) halve the distributed
+// optimizer's gradient reduce-scatter at the step, not its gather of the
+// updated fp32 weights.
+TEST(DpShardingSim, SixteenBitGradientsHalveTheStepsReductionNotItsGather) {
+  Config c = zero_gpt(4, 4096, 32);
+  c.plan.dp = 64, c.plan.global_batch = 128, c.plan.dp_sharding = DpSharding::optimizer;
+  c.plan.overlap_grad_reduce = false;
+  const CostModel fp32(c, nullptr);
+  c.plan.grad_precision = GradPrecision::compute;
+  const CostModel g16(c, nullptr);
+  const double params = static_cast<double>(rank_parameter_count(c.model, c.plan, g16.dims(), 0));
+  const Topology topo{1, 1, 64, 8};
+  const CommModel comm(c.machine, nullptr);
+  const Placement dp = group_placement(topo, topo.dp_group(0));
+  EXPECT_DOUBLE_EQ(g16.param_gather(0), fp32.param_gather(0));
+  EXPECT_DOUBLE_EQ(fp32.dp_reduce(0) - fp32.param_gather(0), comm.reduce_scatter(params * 4, dp));
+  EXPECT_DOUBLE_EQ(g16.dp_reduce(0) - g16.param_gather(0), comm.reduce_scatter(params * 2, dp));
+}
+
 // A plan whose traffic exceeds its compute: the exposed part shows in the time and the breakdown.
 TEST(DpShardingSim, ExposedTrafficLengthensTheIteration) {
   Config c = zero_gpt(4, 4096, 32);
